@@ -1,0 +1,195 @@
+// giftwall: the command-line client of the gift wall service.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "client/wall_table.h"
+#include "giftwall/v1/giftwall.grpc.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "server/env_flags.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "the service's host:port");
+ABSL_FLAG(bool, json, false, "print responses as JSON (for scripts)");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "deadline of each call");
+
+ABSL_FLAG(std::string, app_code, "", "the app (tenant)");
+ABSL_FLAG(std::string, event_id, "", "project: the outbox event's id");
+ABSL_FLAG(std::string, event_type, "WalletGiftDebited", "project: the event's type");
+ABSL_FLAG(std::string, payload, "", "project: the event's JSON payload");
+ABSL_FLAG(std::string, payload_file, "", "project: read the payload from this file");
+ABSL_FLAG(std::string, message_file, "",
+          "project: read the whole WalletOutboxMessage from this JSON file (proto field names)");
+ABSL_FLAG(int64_t, occurred_at_ms, 0, "project: the event's time (default: now)");
+ABSL_FLAG(int64_t, user_id, 0, "wall: whose wall");
+ABSL_FLAG(std::string, sort, "count", "wall: count | last_received");
+ABSL_FLAG(int, page_size, 0, "wall: gifts per page (0: the server's default, 50)");
+ABSL_FLAG(std::string, page_token, "", "wall: next_page_token of the previous page");
+ABSL_FLAG(bool, all, false, "wall: fetch every page");
+ABSL_FLAG(std::string, service, "readiness", "health: the health service name to check");
+
+namespace giftwall::client {
+namespace {
+
+constexpr char kUsage[] =
+    "The gift wall service's command-line client.\n"
+    "  giftwall project --app_code=A --event_id=E --payload='{...}'   project one message\n"
+    "  giftwall project --message_file=m.json                         ... from a JSON file\n"
+    "  giftwall wall --app_code=A --user_id=U [--sort=last_received] [--all]\n"
+    "  giftwall health [--service=readiness]\n"
+    "Common: --server=host:port (or GIFTWALL_SERVER), --json, --timeout=10s.";
+
+int Fail(absl::string_view what) {
+  std::fprintf(stderr, "giftwall: %s\n", std::string(what).c_str());
+  return 2;
+}
+
+int RpcFailed(const grpc::Status& status) {
+  // absl's status codes are gRPC's, by number: reuse its names.
+  const std::string code =
+      absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+  std::fprintf(stderr, "giftwall: %s: %s\n", code.c_str(), status.error_message().c_str());
+  return 1;
+}
+
+std::string ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  options.add_whitespace = true;
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  return out;
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  *out = buffer.str();
+  return true;
+}
+
+void SetDeadline(grpc::ClientContext* context) {
+  context->set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_timeout)));
+}
+
+std::shared_ptr<grpc::Channel> Channel() {
+  return grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials());
+}
+
+int Project() {
+  v1::ProjectMessageRequest request;
+  v1::WalletOutboxMessage* message = request.mutable_message();
+  if (const std::string file = absl::GetFlag(FLAGS_message_file); !file.empty()) {
+    std::string json;
+    if (!ReadFile(file, &json)) return Fail(absl::StrCat("cannot read --message_file ", file));
+    auto status = google::protobuf::util::JsonStringToMessage(json, message);
+    if (!status.ok()) return Fail(absl::StrCat("--message_file: ", status.ToString()));
+  } else {
+    message->set_app_code(absl::GetFlag(FLAGS_app_code));
+    message->set_event_id(absl::GetFlag(FLAGS_event_id));
+    message->set_event_type(absl::GetFlag(FLAGS_event_type));
+    std::string payload = absl::GetFlag(FLAGS_payload);
+    if (const std::string path = absl::GetFlag(FLAGS_payload_file); !path.empty()) {
+      if (!ReadFile(path, &payload)) return Fail(absl::StrCat("cannot read --payload_file ", path));
+    }
+    message->set_payload_json(payload);
+    const int64_t occurred = absl::GetFlag(FLAGS_occurred_at_ms);
+    message->set_occurred_at_ms(occurred != 0 ? occurred : absl::ToUnixMillis(absl::Now()));
+  }
+  std::unique_ptr<v1::GiftWallService::Stub> stub = v1::GiftWallService::NewStub(Channel());
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::ProjectMessageResponse response;
+  grpc::Status status = stub->ProjectMessage(&context, request, &response);
+  if (!status.ok()) return RpcFailed(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(response);
+  } else {
+    absl::string_view outcome = v1::ProjectionOutcome_Name(response.outcome());
+    outcome.remove_prefix(absl::string_view("PROJECTION_OUTCOME_").size());
+    std::cout << outcome << (response.detail().empty() ? "" : ": ") << response.detail() << "\n";
+  }
+  return 0;
+}
+
+int Wall() {
+  v1::GetGiftWallRequest request;
+  request.set_app_code(absl::GetFlag(FLAGS_app_code));
+  request.set_user_id(absl::GetFlag(FLAGS_user_id));
+  request.set_page_size(absl::GetFlag(FLAGS_page_size));
+  request.set_page_token(absl::GetFlag(FLAGS_page_token));
+  const std::string sort = absl::GetFlag(FLAGS_sort);
+  if (sort == "count") {
+    request.set_sort(v1::GIFT_WALL_SORT_COUNT_DESC);
+  } else if (sort == "last_received") {
+    request.set_sort(v1::GIFT_WALL_SORT_LAST_RECEIVED_DESC);
+  } else {
+    return Fail(absl::StrCat("--sort: \"", sort, "\" is not one of count, last_received"));
+  }
+  std::unique_ptr<v1::GiftWallService::Stub> stub = v1::GiftWallService::NewStub(Channel());
+  v1::GetGiftWallResponse all;
+  for (;;) {
+    grpc::ClientContext context;
+    SetDeadline(&context);
+    v1::GetGiftWallResponse page;
+    grpc::Status status = stub->GetGiftWall(&context, request, &page);
+    if (!status.ok()) return RpcFailed(status);
+    if (!absl::GetFlag(FLAGS_all)) {
+      std::cout << (absl::GetFlag(FLAGS_json) ? ToJson(page) : FormatWallTable(page));
+      return 0;
+    }
+    all.mutable_items()->MergeFrom(page.items());
+    *all.mutable_summary() = page.summary();
+    if (page.next_page_token().empty()) break;
+    request.set_page_token(page.next_page_token());
+  }
+  std::cout << (absl::GetFlag(FLAGS_json) ? ToJson(all) : FormatWallTable(all));
+  return 0;
+}
+
+int Health() {
+  std::unique_ptr<grpc::health::v1::Health::Stub> stub =
+      grpc::health::v1::Health::NewStub(Channel());
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(absl::GetFlag(FLAGS_service));
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::Status status = stub->Check(&context, request, &response);
+  if (!status.ok()) return RpcFailed(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(response);
+  } else {
+    std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())
+              << "\n";
+  }
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 3;
+}
+
+}  // namespace
+}  // namespace giftwall::client
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(giftwall::client::kUsage);
+  std::vector<char*> args = giftwall::ParseFlagsWithEnvironment(argc, argv, "GIFTWALL_");
+  if (args.size() != 2) return giftwall::client::Fail(giftwall::client::kUsage);
+  const absl::string_view command = args[1];
+  if (command == "project") return giftwall::client::Project();
+  if (command == "wall") return giftwall::client::Wall();
+  if (command == "health") return giftwall::client::Health();
+  return giftwall::client::Fail(
+      absl::StrCat("unknown command \"", command, "\"\n", giftwall::client::kUsage));
+}

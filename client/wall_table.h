@@ -1,0 +1,20 @@
+// Human-readable output of the command-line client.
+#ifndef GIFTWALL_CLIENT_WALL_TABLE_H_
+#define GIFTWALL_CLIENT_WALL_TABLE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "giftwall/v1/giftwall.pb.h"
+
+namespace giftwall::client {
+
+// "2026-12-02 16:30:22.123Z" (UTC), or "-" for 0.
+std::string FormatTimeMs(int64_t ms);
+
+// One page of a wall as an aligned table, followed by the summary line.
+std::string FormatWallTable(const v1::GetGiftWallResponse& page);
+
+}  // namespace giftwall::client
+
+#endif  // GIFTWALL_CLIENT_WALL_TABLE_H_

@@ -1,0 +1,108 @@
+# Shared by scripts/run, scripts/test and scripts/bench: install what a fresh Debian 12 machine
+# lacks, build, and run a private MariaDB that touches no system service.
+# shellcheck shell=bash
+
+GIFTWALL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+# Debian 12 packages the build, the tests and the private database need.
+GIFTWALL_PACKAGES=(
+  cmake g++ make pkg-config
+  protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
+  libgrpc++-dev libgrpc-dev grpc-proto
+  libabsl-dev libgoogle-glog-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libmysqlcppconn-dev
+  mariadb-server mariadb-client
+)
+
+log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+install_packages() {
+  local missing=()
+  local pkg
+  for pkg in "${GIFTWALL_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq || die "apt-get update failed"
+  # Installing mariadb-server must not start the system service: a policy-rc.d denies it.
+  local policy=/usr/sbin/policy-rc.d created_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+    "${sudo[@]}" chmod +x "$policy"
+    created_policy=1
+  fi
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  local rc=$?
+  [ "$created_policy" -eq 1 ] && "${sudo[@]}" rm -f "$policy"
+  [ $rc -eq 0 ] || die "apt-get install failed"
+}
+
+# build BUILD_DIR [cmake args...]
+build() {
+  local dir=$1
+  shift
+  cmake -S "$GIFTWALL_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" "$@" >/dev/null ||
+    die "cmake configure failed"
+  cmake --build "$dir" -j "$(nproc)" || die "build failed"
+}
+
+# A TCP port on 127.0.0.1 that nothing listens on (nothing answers a connect).
+free_port() {
+  local port
+  for _ in $(seq 1 100); do
+    port=$((20000 + RANDOM % 20000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return 0
+    fi
+  done
+  die "no free port found"
+}
+
+# mariadb_start DATADIR PORT: a private MariaDB on 127.0.0.1:PORT, root without a password.
+# Started with --no-defaults on purpose: its latin1, case-insensitive defaults are the ones
+# that would merge identifiers if a table forgot to declare its charset and collation.
+mariadb_start() {
+  local datadir=$1 port=$2
+  mkdir -p "$datadir"
+  if [ ! -d "$datadir/mysql" ]; then
+    mariadb-install-db --no-defaults --datadir="$datadir" --user="$(id -un)" \
+      --auth-root-authentication-method=normal --skip-test-db >"$datadir.install.log" 2>&1 ||
+      { cat "$datadir.install.log" >&2; die "mariadb-install-db failed"; }
+  fi
+  local extra=()
+  [ "$(id -u)" -eq 0 ] && extra+=(--user=root)
+  # Its own session: a Ctrl-C meant for the server must not reach the database first.
+  setsid mariadbd --no-defaults --datadir="$datadir" --port="$port" --bind-address=127.0.0.1 \
+    --socket="$datadir/mariadb.sock" --pid-file="$datadir/mariadb.pid" \
+    --log-error="$datadir/error.log" --skip-log-bin --innodb-buffer-pool-size=256M \
+    --max-connections=500 ${MARIADB_EXTRA_ARGS[@]+"${MARIADB_EXTRA_ARGS[@]}"} "${extra[@]}" >/dev/null 2>&1 &
+  MARIADB_PID=$!
+  local i
+  for i in $(seq 1 120); do
+    if mariadb --no-defaults -h127.0.0.1 -P"$port" -uroot -e 'SELECT 1' >/dev/null 2>&1; then
+      return 0
+    fi
+    kill -0 "$MARIADB_PID" 2>/dev/null || { tail -20 "$datadir/error.log" >&2; die "mariadbd exited"; }
+    sleep 0.5
+  done
+  tail -20 "$datadir/error.log" >&2
+  die "mariadbd did not answer on port $port"
+}
+
+mariadb_stop() {
+  [ -n "${MARIADB_PID:-}" ] || return 0
+  kill "$MARIADB_PID" 2>/dev/null || true
+  local i
+  for i in $(seq 1 60); do
+    kill -0 "$MARIADB_PID" 2>/dev/null || { MARIADB_PID=; return 0; }
+    sleep 0.5
+  done
+  kill -9 "$MARIADB_PID" 2>/dev/null || true
+  MARIADB_PID=
+}

@@ -1,0 +1,145 @@
+#include "server/domain/page_token.h"
+
+#include <optional>
+
+#include "absl/strings/escaping.h"
+
+namespace giftwall::domain {
+namespace {
+
+constexpr uint8_t kTokenVersion = 1;
+constexpr uint8_t kGiftWallTokenKind = 1;
+// A token longer than this was not issued by this service.
+constexpr size_t kMaxTokenChars = 1024;
+
+// FNV-1a, 32 bits: a stable checksum (replicas must agree), not a signature.
+uint32_t Fnv1a(absl::string_view bytes) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 16777619u;
+  }
+  return hash;
+}
+
+class TokenWriter {
+ public:
+  void Byte(uint8_t b) { out_.push_back(static_cast<char>(b)); }
+  void Varint(uint64_t v) {
+    while (v >= 0x80) {
+      Byte(static_cast<uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    Byte(static_cast<uint8_t>(v));
+  }
+  void Int(int64_t v) {  // zigzag, so small negative values stay short
+    Varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+  }
+  void Str(absl::string_view s) {
+    Varint(s.size());
+    out_.append(s.data(), s.size());
+  }
+  std::string Finish() {
+    const uint32_t sum = Fnv1a(out_);
+    for (int shift = 0; shift < 32; shift += 8) Byte(static_cast<uint8_t>(sum >> shift));
+    return absl::WebSafeBase64Escape(out_);
+  }
+
+ private:
+  std::string out_;
+};
+
+class TokenReader {
+ public:
+  // Verifies the checksum and positions the reader at the start of the fields.
+  static std::optional<TokenReader> Open(absl::string_view token) {
+    if (token.size() > kMaxTokenChars) return std::nullopt;
+    std::string raw;
+    if (!absl::WebSafeBase64Unescape(token, &raw) || raw.size() < 4) return std::nullopt;
+    const absl::string_view body(raw.data(), raw.size() - 4);
+    uint32_t sum = 0;
+    for (int i = 0; i < 4; ++i) {
+      sum |= static_cast<uint32_t>(static_cast<unsigned char>(raw[body.size() + i])) << (8 * i);
+    }
+    if (sum != Fnv1a(body)) return std::nullopt;
+    raw.resize(body.size());
+    return TokenReader(std::move(raw));
+  }
+
+  bool Byte(uint8_t* b) {
+    if (pos_ >= data_.size()) return false;
+    *b = static_cast<uint8_t>(data_[pos_++]);
+    return true;
+  }
+  bool Varint(uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      uint8_t b;
+      if (!Byte(&b)) return false;
+      *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool Int(int64_t* v) {
+    uint64_t u;
+    if (!Varint(&u)) return false;
+    *v = static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
+    return true;
+  }
+  bool Str(std::string* s) {
+    uint64_t n;
+    if (!Varint(&n) || n > data_.size() - pos_) return false;
+    s->assign(data_, pos_, n);
+    pos_ += n;
+    return true;
+  }
+  bool AtEnd() const { return pos_ == data_.size(); }
+
+ private:
+  explicit TokenReader(std::string data) : data_(std::move(data)) {}
+  std::string data_;
+  size_t pos_ = 0;
+};
+
+absl::Status Malformed() {
+  return absl::InvalidArgumentError("page_token is malformed: pass next_page_token unchanged");
+}
+
+}  // namespace
+
+std::string EncodeGiftWallPageToken(const GiftWallPageToken& token) {
+  TokenWriter w;
+  w.Byte(kTokenVersion);
+  w.Byte(kGiftWallTokenKind);
+  w.Byte(static_cast<uint8_t>(token.sort));
+  w.Str(token.app_code);
+  w.Int(token.user_id);
+  w.Int(token.sort_value);
+  w.Str(token.gift_id);
+  return w.Finish();
+}
+
+absl::StatusOr<GiftWallPageToken> DecodeGiftWallPageToken(absl::string_view token,
+                                                          absl::string_view app_code,
+                                                          int64_t user_id, WallSort sort) {
+  std::optional<TokenReader> r = TokenReader::Open(token);
+  if (!r) return Malformed();
+  uint8_t version, kind, sort_byte;
+  GiftWallPageToken out;
+  if (!r->Byte(&version) || version != kTokenVersion || !r->Byte(&kind) ||
+      kind != kGiftWallTokenKind || !r->Byte(&sort_byte) ||
+      sort_byte > static_cast<uint8_t>(WallSort::kLastReceivedDesc) || !r->Str(&out.app_code) ||
+      !r->Int(&out.user_id) || !r->Int(&out.sort_value) || !r->Str(&out.gift_id) || !r->AtEnd()) {
+    return Malformed();
+  }
+  out.sort = static_cast<WallSort>(sort_byte);
+  if (out.app_code != app_code || out.user_id != user_id || out.sort != sort) {
+    return absl::InvalidArgumentError(
+        "page_token was issued for another wall or sort: pass it only with the app_code, "
+        "user_id and sort of the request that returned it");
+  }
+  return out;
+}
+
+}  // namespace giftwall::domain

@@ -1,0 +1,40 @@
+// Page tokens: opaque keyset cursors. They carry no secret (any replica accepts any replica's
+// token) but are bound to the request that issued them, and a checksum catches damage.
+#ifndef GIFTWALL_SERVER_DOMAIN_PAGE_TOKEN_H_
+#define GIFTWALL_SERVER_DOMAIN_PAGE_TOKEN_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace giftwall::domain {
+
+// The orders a wall can be read in. Every one breaks ties by gift_id ascending.
+enum class WallSort {
+  kCountDesc,
+  kLastReceivedDesc,
+};
+
+// Where the next page of a wall starts: after the gift (sort_value, gift_id).
+struct GiftWallPageToken {
+  WallSort sort = WallSort::kCountDesc;
+  std::string app_code;
+  int64_t user_id = 0;
+  int64_t sort_value = 0;
+  std::string gift_id;
+};
+
+std::string EncodeGiftWallPageToken(const GiftWallPageToken& token);
+
+// Decodes `token` and checks that it was issued for (app_code, user_id, sort). Anything else
+// (a token that does not decode, a damaged one, another wall's or another sort's) is
+// INVALID_ARGUMENT.
+absl::StatusOr<GiftWallPageToken> DecodeGiftWallPageToken(absl::string_view token,
+                                                          absl::string_view app_code,
+                                                          int64_t user_id, WallSort sort);
+
+}  // namespace giftwall::domain
+
+#endif  // GIFTWALL_SERVER_DOMAIN_PAGE_TOKEN_H_

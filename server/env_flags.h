@@ -1,0 +1,19 @@
+// Flags that fall back to environment variables, for containers: --mysql_url reads
+// GIFTWALL_MYSQL_URL when it is not on the command line.
+#ifndef GIFTWALL_SERVER_ENV_FLAGS_H_
+#define GIFTWALL_SERVER_ENV_FLAGS_H_
+
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace giftwall {
+
+// Sets every registered flag whose variable PREFIX + NAME_IN_UPPER_CASE is set, then parses the
+// command line (which wins). Returns the positional arguments, argv[0] first. Exits with one
+// clear line if a value does not parse.
+std::vector<char*> ParseFlagsWithEnvironment(int argc, char** argv, absl::string_view prefix);
+
+}  // namespace giftwall
+
+#endif  // GIFTWALL_SERVER_ENV_FLAGS_H_

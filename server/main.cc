@@ -1,0 +1,127 @@
+// giftwall-server: wires the layers together and runs until SIGTERM or SIGINT.
+//   giftwall-server            serve
+//   giftwall-server migrate    apply migrations and exit
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/env_flags.h"
+#include "server/server_config.h"
+#include "server/storage/connection_pool.h"
+#include "server/storage/migrator.h"
+#include "server/storage/projection_repository.h"
+#include "server/storage/wall_repository.h"
+#include "server/transport/gift_wall_service.h"
+#include "server/transport/readiness.h"
+#include "server/transport/worker_pool.h"
+
+namespace giftwall {
+namespace {
+
+int Migrate(const ServerConfig& config) {
+  absl::StatusOr<std::unique_ptr<storage::SqlConnection>> conn =
+      storage::SqlConnection::Open(config.pool.endpoint, config.pool.session);
+  if (!conn.ok()) {
+    LOG(ERROR) << "migrate: " << conn.status().message();
+    return 1;
+  }
+  absl::StatusOr<storage::MigrationReport> report =
+      storage::Migrate(**conn, storage::EmbeddedMigrations());
+  if (!report.ok()) {
+    LOG(ERROR) << "migrate: " << report.status().message();
+    return 1;
+  }
+  LOG(INFO) << "migrate: applied " << report->applied.size() << " migration(s); schema at version "
+            << report->schema_version;
+  return 0;
+}
+
+// Signals are blocked in every thread (threads inherit the mask) and taken by sigwait in main:
+// Server::Shutdown must not run inside a signal handler.
+sigset_t BlockTerminationSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return signals;
+}
+
+int Serve(const ServerConfig& config) {
+  const sigset_t signals = BlockTerminationSignals();
+
+  // Built in order of dependency; destroyed in reverse, after the gRPC server.
+  storage::ConnectionPool pool(config.pool);
+  storage::ProjectionRepository projection(pool, config.projection);
+  storage::WallRepository wall(pool);
+  transport::WorkerPool workers(config.worker_threads, config.queue_capacity);
+  transport::GiftWallService gift_wall(projection, wall, workers);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&gift_wall);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    LOG(ERROR) << "cannot listen on " << config.listen;
+    return 1;
+  }
+  const std::string host = config.listen.substr(0, config.listen.rfind(':'));
+  LOG(INFO) << "serving giftwall.v1.GiftWallService on " << host << ":" << port;
+  grpc::HealthCheckServiceInterface& health = *server->GetHealthCheckService();
+  health.SetServingStatus("", true);
+  transport::ReadinessProbe readiness(pool, health, absl::Seconds(2));
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  LOG(INFO) << "received " << strsignal(signal_number) << ": readiness off, draining";
+  readiness.Stop();
+  absl::SleepFor(config.drain_delay);
+
+  const absl::Time deadline = absl::Now() + config.shutdown_grace;
+  std::thread stopper([&] { server->Shutdown(absl::ToChronoTime(deadline)); });
+  // Queued calls get until the deadline to run; what is still queued then answers UNAVAILABLE.
+  workers.Shutdown(deadline);
+  stopper.join();
+  server->Wait();
+  LOG(INFO) << "stopped";
+  return 0;
+}
+
+}  // namespace
+}  // namespace giftwall
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+  absl::SetProgramUsageMessage(
+      "The gift wall projection service.\n"
+      "  giftwall-server [flags]          serve gRPC until SIGTERM/SIGINT\n"
+      "  giftwall-server migrate [flags]  apply database migrations and exit\n"
+      "Every flag can also be set as GIFTWALL_<FLAG> in the environment.");
+  std::vector<char*> args = giftwall::ParseFlagsWithEnvironment(argc, argv, "GIFTWALL_");
+  absl::StatusOr<giftwall::ServerConfig> config = giftwall::ServerConfigFromFlags();
+  if (!config.ok()) {
+    std::fprintf(stderr, "giftwall-server: %s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  giftwall::storage::InitMysqlDriver();
+  if (args.size() > 2 || (args.size() == 2 && absl::string_view(args[1]) != "migrate")) {
+    std::fprintf(stderr, "giftwall-server: unknown command \"%s\" (known: migrate)\n", args[1]);
+    return 2;
+  }
+  LOG(INFO) << giftwall::Describe(*config);
+  if (args.size() == 2) return giftwall::Migrate(*config);
+  return giftwall::Serve(*config);
+}

@@ -1,0 +1,157 @@
+#include "server/server_config.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "server/storage/mysql_url.h"
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "host:port to serve gRPC on");
+ABSL_FLAG(std::string, mysql_url, "",
+          "the database: mysql://user[:password]@host:port/database (required)");
+ABSL_FLAG(std::string, mysql_password_file, "",
+          "a file holding the database password (overrides a password in --mysql_url)");
+ABSL_FLAG(std::string, worker_id, "",
+          "this replica's name in ledger leases (locked_by); default: the host name");
+ABSL_FLAG(int, db_pool_size, 16, "most database sessions this process opens");
+ABSL_FLAG(absl::Duration, db_acquire_timeout, absl::Seconds(2),
+          "how long a call waits for a free database session before UNAVAILABLE");
+ABSL_FLAG(absl::Duration, db_connect_timeout, absl::Seconds(3), "database connect timeout");
+ABSL_FLAG(absl::Duration, db_statement_timeout, absl::Seconds(10),
+          "longest a database statement may run");
+ABSL_FLAG(absl::Duration, lock_wait_timeout, absl::Seconds(1),
+          "how long a statement waits for a row lock; a delivery that waits this long for an "
+          "event another caller holds answers LEASED");
+ABSL_FLAG(int, workers, 16, "threads that run database work for calls");
+ABSL_FLAG(int, queue_capacity, 2000,
+          "calls that may wait for a worker; beyond this, calls answer RESOURCE_EXHAUSTED");
+ABSL_FLAG(absl::Duration, lease_ttl, absl::Seconds(30),
+          "how long a claim holds an event before another worker may take it over");
+ABSL_FLAG(int, max_retries, 10, "failures after which an event goes dead");
+ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
+          "on SIGTERM, how long to keep serving after readiness turns NOT_SERVING");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(15),
+          "on SIGTERM, how long in-flight and queued calls may take to finish");
+
+namespace giftwall {
+namespace {
+
+absl::Status Invalid(absl::string_view flag, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", why));
+}
+
+absl::Status CheckListen(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return Invalid("listen", absl::StrCat("\"", listen, "\" is not host:port"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadSecret(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Invalid("mysql_password_file", absl::StrCat("cannot read ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  // Files written by editors and secret mounts often end in a newline that is not the secret's.
+  return std::string(absl::StripTrailingAsciiWhitespace(buffer.str()));
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "giftwall";
+  return name;
+}
+
+absl::Status Positive(absl::string_view flag, int64_t value) {
+  if (value > 0) return absl::OkStatus();
+  return Invalid(flag, absl::StrCat("must be > 0, got ", value));
+}
+
+absl::Status PositiveDuration(absl::string_view flag, absl::Duration value) {
+  if (value > absl::ZeroDuration()) return absl::OkStatus();
+  return Invalid(flag, absl::StrCat("must be > 0, got ", absl::FormatDuration(value)));
+}
+
+}  // namespace
+
+absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
+  ServerConfig config;
+  config.listen = absl::GetFlag(FLAGS_listen);
+  if (absl::Status s = CheckListen(config.listen); !s.ok()) return s;
+
+  const std::string url = absl::GetFlag(FLAGS_mysql_url);
+  if (url.empty()) return Invalid("mysql_url", "is required (or set GIFTWALL_MYSQL_URL)");
+  absl::StatusOr<storage::MysqlEndpoint> endpoint = storage::ParseMysqlUrl(url);
+  if (!endpoint.ok()) return Invalid("mysql_url", endpoint.status().message());
+  config.pool.endpoint = *std::move(endpoint);
+  if (const std::string file = absl::GetFlag(FLAGS_mysql_password_file); !file.empty()) {
+    absl::StatusOr<std::string> password = ReadSecret(file);
+    if (!password.ok()) return password.status();
+    config.pool.endpoint.password = *std::move(password);
+  }
+
+  config.pool.max_size = absl::GetFlag(FLAGS_db_pool_size);
+  config.pool.acquire_timeout = absl::GetFlag(FLAGS_db_acquire_timeout);
+  config.pool.session.connect_timeout = absl::GetFlag(FLAGS_db_connect_timeout);
+  config.pool.session.statement_timeout = absl::GetFlag(FLAGS_db_statement_timeout);
+  config.pool.session.lock_wait_timeout = absl::GetFlag(FLAGS_lock_wait_timeout);
+  // The socket must outwait the server's own statement limit, so that the server's error (not
+  // a cut connection) reports a slow statement.
+  config.pool.session.read_timeout = config.pool.session.statement_timeout + absl::Seconds(5);
+  config.pool.session.write_timeout = config.pool.session.read_timeout;
+  for (absl::Status s :
+       {Positive("db_pool_size", config.pool.max_size),
+        PositiveDuration("db_acquire_timeout", config.pool.acquire_timeout),
+        PositiveDuration("db_connect_timeout", config.pool.session.connect_timeout),
+        PositiveDuration("db_statement_timeout", config.pool.session.statement_timeout),
+        PositiveDuration("lock_wait_timeout", config.pool.session.lock_wait_timeout)}) {
+    if (!s.ok()) return s;
+  }
+
+  config.projection.worker_id =
+      std::string(absl::StripAsciiWhitespace(absl::GetFlag(FLAGS_worker_id)));
+  if (config.projection.worker_id.empty()) config.projection.worker_id = HostName();
+  if (config.projection.worker_id.size() > 128) {
+    return Invalid("worker_id", "at most 128 bytes");
+  }
+  config.projection.lease_ttl = absl::GetFlag(FLAGS_lease_ttl);
+  config.projection.retry.max_retries = absl::GetFlag(FLAGS_max_retries);
+  config.worker_threads = absl::GetFlag(FLAGS_workers);
+  config.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
+  config.drain_delay = absl::GetFlag(FLAGS_drain_delay);
+  config.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+  for (absl::Status s : {PositiveDuration("lease_ttl", config.projection.lease_ttl),
+                         Positive("max_retries", config.projection.retry.max_retries),
+                         Positive("workers", config.worker_threads),
+                         Positive("queue_capacity", config.queue_capacity)}) {
+    if (!s.ok()) return s;
+  }
+  if (config.drain_delay < absl::ZeroDuration()) return Invalid("drain_delay", "must be >= 0");
+  if (config.shutdown_grace < absl::ZeroDuration())
+    return Invalid("shutdown_grace", "must be >= 0");
+  return config;
+}
+
+std::string Describe(const ServerConfig& config) {
+  return absl::StrFormat(
+      "listen=%s db=%s pool=%d workers=%d queue=%d worker_id=%s lease_ttl=%s max_retries=%d "
+      "lock_wait=%s statement_timeout=%s",
+      config.listen, config.pool.endpoint.Describe(), config.pool.max_size, config.worker_threads,
+      config.queue_capacity, config.projection.worker_id,
+      absl::FormatDuration(config.projection.lease_ttl), config.projection.retry.max_retries,
+      absl::FormatDuration(config.pool.session.lock_wait_timeout),
+      absl::FormatDuration(config.pool.session.statement_timeout));
+}
+
+}  // namespace giftwall

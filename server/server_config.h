@@ -1,0 +1,34 @@
+// The server's configuration, from flags (each with a GIFTWALL_* environment fallback).
+#ifndef GIFTWALL_SERVER_SERVER_CONFIG_H_
+#define GIFTWALL_SERVER_SERVER_CONFIG_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/storage/connection_pool.h"
+#include "server/storage/projection_repository.h"
+
+namespace giftwall {
+
+struct ServerConfig {
+  std::string listen;
+  storage::PoolOptions pool;
+  storage::ProjectionOptions projection;
+  int worker_threads = 0;
+  int queue_capacity = 0;
+  // On SIGTERM: readiness goes NOT_SERVING, then the server keeps serving this long so that
+  // load balancers stop sending it calls, then it drains for at most shutdown_grace.
+  absl::Duration drain_delay;
+  absl::Duration shutdown_grace;
+};
+
+// Reads and checks the flags. INVALID_ARGUMENT names the flag and what it expects.
+absl::StatusOr<ServerConfig> ServerConfigFromFlags();
+
+// One line for the log: everything but secrets.
+std::string Describe(const ServerConfig& config);
+
+}  // namespace giftwall
+
+#endif  // GIFTWALL_SERVER_SERVER_CONFIG_H_

@@ -1,0 +1,528 @@
+#include "server/storage/projection_repository.h"
+
+#include <algorithm>
+#include <numeric>
+#include <thread>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "glog/logging.h"
+
+namespace giftwall::storage {
+
+using domain::GiftEvent;
+using domain::GiftPayload;
+using domain::LedgerStatus;
+using domain::ProjectedBy;
+using domain::ProjectionOutcome;
+using domain::ProjectionResult;
+
+namespace {
+
+// The database's clock in Unix milliseconds (the session runs in UTC). Leases and backoff use
+// it rather than this host's clock, so replicas with skewed clocks cannot steal leases.
+#define DB_NOW_MS "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
+
+constexpr absl::string_view kSelectDbNow = "SELECT " DB_NOW_MS;
+
+// A new event is claimed by inserting its ledger row: of concurrent deliveries exactly one
+// insert succeeds, the others wait for it (up to the lock-wait bound) and then see its outcome.
+constexpr absl::string_view kClaimByInsert = R"sql(
+INSERT INTO wallet_projection_events
+  (projection_name, app_code, event_id, status, retry_count, locked_by, locked_until_ms,
+   next_attempt_at_ms, projected_by, target_user_id, created_at_ms, updated_at_ms)
+VALUES ('user_gift_wall', ?, ?, 'processing', 0, ?, )sql" DB_NOW_MS R"sql( + ?,
+        )sql" DB_NOW_MS R"sql( + ?, ?, ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql())sql";
+
+// A plain (non-locking) read: under READ COMMITTED it sees the committed row, and taking no
+// lock is what keeps concurrent duplicate deliveries from deadlocking one another.
+constexpr absl::string_view kReadLedgerRow = R"sql(
+SELECT status, retry_count, locked_by, locked_until_ms, last_error, )sql" DB_NOW_MS R"sql(
+FROM wallet_projection_events
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
+
+// Only a failed row, or a processing row whose lease has expired, may be claimed again; done
+// and dead rows are never re-projected.
+constexpr absl::string_view kReclaim = R"sql(
+UPDATE wallet_projection_events
+SET status = 'processing', locked_by = ?, locked_until_ms = )sql" DB_NOW_MS R"sql( + ?,
+    next_attempt_at_ms = )sql" DB_NOW_MS R"sql( + ?, projected_by = ?, target_user_id = ?,
+    updated_at_ms = )sql" DB_NOW_MS R"sql(
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?
+  AND status IN ('failed', 'processing') AND locked_until_ms <= )sql" DB_NOW_MS;
+
+constexpr absl::string_view kMarkDone = R"sql(
+UPDATE wallet_projection_events
+SET status = 'done', locked_by = '', locked_until_ms = 0, next_attempt_at_ms = 0,
+    last_error = '', processed_at_ms = )sql" DB_NOW_MS R"sql(, updated_at_ms = )sql" DB_NOW_MS
+                                        R"sql(
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
+
+constexpr absl::string_view kMarkDead = R"sql(
+UPDATE wallet_projection_events
+SET status = 'dead', locked_by = '', locked_until_ms = 0, next_attempt_at_ms = 0,
+    last_error = ?, updated_at_ms = )sql" DB_NOW_MS R"sql(
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
+
+// After a rollback the row is back to what was committed: failed (a re-claim was undone), an
+// expired processing row, absent (a new claim was undone), or another worker's by now. Only the
+// first two are ours to update; an absent row is inserted by kInsertFailure. status is
+// assigned first, so it still sees the old retry_count.
+constexpr absl::string_view kRecordFailure = R"sql(
+UPDATE wallet_projection_events
+SET status = IF(retry_count + 1 >= ?, 'dead', 'failed'), retry_count = retry_count + 1,
+    locked_by = '', locked_until_ms = 0, next_attempt_at_ms = )sql" DB_NOW_MS R"sql( + ?,
+    last_error = ?, updated_at_ms = )sql" DB_NOW_MS R"sql(
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?
+  AND (status = 'failed' OR (status = 'processing' AND locked_until_ms <= )sql" DB_NOW_MS R"sql())
+)sql";
+
+// If a row appeared meanwhile, another worker claimed the event: its outcome stands.
+constexpr absl::string_view kInsertFailure = R"sql(
+INSERT INTO wallet_projection_events
+  (projection_name, app_code, event_id, status, retry_count, next_attempt_at_ms, last_error,
+   projected_by, target_user_id, created_at_ms, updated_at_ms)
+VALUES ('user_gift_wall', ?, ?, IF(1 >= ?, 'dead', 'failed'), 1, )sql" DB_NOW_MS R"sql( + ?, ?, ?,
+        ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql()
+ON DUPLICATE KEY UPDATE updated_at_ms = updated_at_ms)sql";
+
+// Counts add up and first/last use LEAST/GREATEST, so the wall is the same in any delivery
+// order. Strict mode makes an overflowing sum an error (1690), never a clamp.
+constexpr absl::string_view kUpsertWall = R"sql(
+INSERT INTO user_gift_wall
+  (app_code, user_id, gift_id, gift_count, first_received_at_ms, last_received_at_ms,
+   created_at_ms, updated_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql()
+ON DUPLICATE KEY UPDATE
+  gift_count = gift_count + VALUES(gift_count),
+  first_received_at_ms = LEAST(first_received_at_ms, VALUES(first_received_at_ms)),
+  last_received_at_ms = GREATEST(last_received_at_ms, VALUES(last_received_at_ms)),
+  updated_at_ms = VALUES(updated_at_ms))sql";
+
+// Outbox events with no ledger row: an anti-join, never a created_at watermark (created_at is
+// not commit order). A plain read: the wallet's rows are not locked.
+constexpr absl::string_view kUnprojectedCandidates = R"sql(
+SELECT wo.event_id, COALESCE(wo.payload, ''), wo.created_at_ms
+FROM wallet_outbox wo FORCE INDEX (idx_wallet_outbox_event_created)
+LEFT JOIN wallet_projection_events pe
+  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = wo.app_code
+     AND pe.event_id = wo.event_id
+WHERE wo.app_code = ? AND wo.event_type = 'WalletGiftDebited'
+  AND wo.created_at_ms >= ? AND wo.created_at_ms <= ?
+  AND pe.event_id IS NULL
+ORDER BY wo.created_at_ms ASC, wo.event_id ASC
+LIMIT ?)sql";
+
+// Failed events whose backoff has passed, and processing rows whose lease has expired (a claim
+// sets next_attempt_at_ms to the end of its lease).
+constexpr absl::string_view kDueRetryCandidates = R"sql(
+SELECT wo.event_id, COALESCE(wo.payload, ''), wo.created_at_ms
+FROM wallet_projection_events pe
+JOIN wallet_outbox wo ON wo.app_code = pe.app_code AND wo.event_id = pe.event_id
+WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
+  AND pe.status IN ('failed', 'processing') AND pe.next_attempt_at_ms <= ?
+  AND wo.event_type = 'WalletGiftDebited'
+ORDER BY wo.created_at_ms ASC, wo.event_id ASC
+LIMIT ?)sql";
+
+#undef DB_NOW_MS
+
+enum class ClaimState { kClaimed, kDone, kDead, kLeased };
+
+struct Claim {
+  ClaimState state = ClaimState::kLeased;
+  int prior_failures = 0;
+  std::string detail;
+};
+
+int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+absl::string_view Id(const GiftEvent& e) { return e.event_id; }
+
+absl::StatusOr<int64_t> DbNow(SqlConnection& conn) {
+  int64_t now = 0;
+  absl::Status s = conn.Query(kSelectDbNow, {}, [&](const SqlRow& row) { now = row.Int(0); });
+  if (!s.ok()) return s;
+  return now;
+}
+
+}  // namespace
+
+struct ProjectionRepository::Candidate {
+  GiftEvent event;
+  bool unprojected = false;  // found by the anti-join (no ledger row), not as a due retry
+};
+
+// The event whose fold failed after it was claimed: its failure is recorded after rollback.
+struct ProjectionRepository::FailedFold {
+  const GiftEvent* event = nullptr;
+  int64_t target_user_id = 0;
+  int prior_failures = 0;
+};
+
+ProjectionRepository::ProjectionRepository(ConnectionPool& pool, ProjectionOptions options)
+    : pool_(pool), options_(std::move(options)) {}
+
+double ProjectionRepository::Jitter() {
+  absl::MutexLock lock(&rng_mu_);
+  return absl::Uniform(rng_, 0.0, 1.0);
+}
+
+namespace {
+
+// Claims `event` inside the open transaction on `conn` (DESIGN §2.3).
+absl::StatusOr<Claim> ClaimEvent(SqlConnection& conn, const GiftEvent& event,
+                                 int64_t target_user_id, ProjectedBy by,
+                                 const ProjectionOptions& options) {
+  const int64_t lease_ms = Ms(options.lease_ttl);
+  absl::StatusOr<int64_t> inserted =
+      conn.Execute(kClaimByInsert, {event.app_code, Id(event), options.worker_id, lease_ms,
+                                    lease_ms, domain::ProjectedByName(by), target_user_id});
+  if (inserted.ok()) return Claim{ClaimState::kClaimed, 0, ""};
+  const int code = MysqlErrno(inserted.status());
+  if (code == mysql_errno::kLockWaitTimeout) {
+    // Another transaction holds the event and is still at work after the lock-wait bound.
+    return Claim{ClaimState::kLeased, 0, "another caller is projecting this event right now"};
+  }
+  if (code != mysql_errno::kDuplicateKey) return inserted.status();
+
+  // The row exists: look before touching it. Two passes at most: a re-claim that loses a race
+  // reads the row again to report what the winner did.
+  for (int pass = 0; pass < 2; ++pass) {
+    std::optional<LedgerStatus> status;
+    int retry_count = 0;
+    std::string locked_by, last_error;
+    int64_t locked_until_ms = 0, now_ms = 0;
+    absl::Status read =
+        conn.Query(kReadLedgerRow, {event.app_code, Id(event)}, [&](const SqlRow& row) {
+          status = domain::ParseLedgerStatus(row.Str(0));
+          retry_count = static_cast<int>(row.Int(1));
+          locked_by = row.Str(2);
+          locked_until_ms = row.Int(3);
+          last_error = row.Str(4);
+          now_ms = row.Int(5);
+        });
+    if (!read.ok()) return read;
+    if (!status.has_value()) {
+      // The holder rolled back between our insert and our read: the event is free again, but
+      // re-inserting here could deadlock with other waiters. Let the caller retry.
+      return Claim{ClaimState::kLeased, 0, "the event changed hands while it was being claimed"};
+    }
+    switch (*status) {
+      case LedgerStatus::kDone:
+        return Claim{ClaimState::kDone, retry_count, ""};
+      case LedgerStatus::kDead:
+        return Claim{ClaimState::kDead, retry_count, last_error};
+      case LedgerStatus::kProcessing:
+        if (locked_until_ms > now_ms) {
+          return Claim{
+              ClaimState::kLeased, retry_count,
+              absl::StrFormat("held by %s for another %d ms", locked_by, locked_until_ms - now_ms)};
+        }
+        break;
+      case LedgerStatus::kFailed:
+        break;
+    }
+    if (pass > 0) break;
+    absl::StatusOr<int64_t> reclaimed =
+        conn.Execute(kReclaim, {options.worker_id, lease_ms, lease_ms, domain::ProjectedByName(by),
+                                target_user_id, event.app_code, Id(event)});
+    if (!reclaimed.ok()) {
+      if (MysqlErrno(reclaimed.status()) == mysql_errno::kLockWaitTimeout) {
+        return Claim{ClaimState::kLeased, retry_count,
+                     "another caller is projecting this event right now"};
+      }
+      return reclaimed.status();
+    }
+    if (*reclaimed == 1) return Claim{ClaimState::kClaimed, retry_count, ""};
+  }
+  return Claim{ClaimState::kLeased, 0, "another caller claimed this event first"};
+}
+
+absl::Status UpsertWall(SqlConnection& conn, const GiftEvent& event, const GiftPayload& gift) {
+  return conn
+      .Execute(kUpsertWall, {event.app_code, gift.target_user_id, gift.gift_id, gift.gift_count,
+                             event.occurred_at_ms, event.occurred_at_ms})
+      .status();
+}
+
+ProjectionResult Result(ProjectionOutcome outcome, std::string detail = "") {
+  return ProjectionResult{outcome, std::move(detail)};
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ProjectionResult>> ProjectionRepository::FoldInTransaction(
+    SqlConnection& conn, absl::Span<const GiftEvent* const> events,
+    absl::Span<const absl::StatusOr<GiftPayload>> payloads, ProjectedBy by,
+    std::optional<FailedFold>* failed) {
+  absl::StatusOr<Transaction> tx = Transaction::Begin(conn);
+  if (!tx.ok()) return tx.status();
+
+  // Claim in a fixed order (by wall row, then event) so that overlapping batches take their
+  // locks in the same order: fewer deadlocks. Duplicates keep their relative order, so the
+  // first copy of an event is the one that projects it.
+  std::vector<size_t> order(events.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto sort_key = [&](size_t i) {
+    const GiftPayload* gift = payloads[i].ok() ? &*payloads[i] : nullptr;
+    return std::make_tuple(
+        absl::string_view(events[i]->app_code), gift != nullptr ? gift->target_user_id : 0,
+        gift != nullptr ? absl::string_view(gift->gift_id) : absl::string_view(), Id(*events[i]));
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sort_key(a) < sort_key(b); });
+
+  std::vector<ProjectionResult> results(events.size());
+  for (size_t i : order) {
+    const GiftEvent& event = *events[i];
+    const absl::StatusOr<GiftPayload>& gift = payloads[i];
+    const int64_t target_user_id = gift.ok() ? gift->target_user_id : 0;
+    absl::StatusOr<Claim> claim = ClaimEvent(conn, event, target_user_id, by, options_);
+    if (!claim.ok()) return claim.status();
+    switch (claim->state) {
+      case ClaimState::kDone:
+        results[i] = Result(ProjectionOutcome::kAlreadyProjected);
+        continue;
+      case ClaimState::kDead:
+        results[i] = Result(ProjectionOutcome::kDead, claim->detail);
+        continue;
+      case ClaimState::kLeased:
+        results[i] = Result(ProjectionOutcome::kLeased, claim->detail);
+        continue;
+      case ClaimState::kClaimed:
+        break;
+    }
+
+    if (!gift.ok()) {
+      // A bad payload is permanent: dead at once, reason kept, so that one bad event never
+      // blocks the relay's queue (the seed retried it ten times).
+      const std::string reason = domain::LastError(gift.status().message());
+      absl::StatusOr<int64_t> marked = conn.Execute(kMarkDead, {reason, event.app_code, Id(event)});
+      if (!marked.ok()) return marked.status();
+      results[i] = Result(ProjectionOutcome::kDead, reason);
+      continue;
+    }
+
+    *failed = FailedFold{&event, target_user_id, claim->prior_failures};
+    if (absl::Status s = tx->SetSavepoint(); !s.ok()) return s;
+    absl::Status folded = UpsertWall(conn, event, *gift);
+    if (!folded.ok()) {
+      if (!IsPermanentDataError(folded)) return folded;
+      // No retry can fix an overflow: undo this event's wall writes, keep its claim, go dead.
+      if (absl::Status s = tx->RollbackToSavepoint(); !s.ok()) return s;
+      const std::string reason =
+          domain::LastError(absl::StrCat("the wall cannot absorb this event: ", folded.message()));
+      absl::StatusOr<int64_t> marked = conn.Execute(kMarkDead, {reason, event.app_code, Id(event)});
+      if (!marked.ok()) return marked.status();
+      results[i] = Result(ProjectionOutcome::kDead, reason);
+      failed->reset();
+      continue;
+    }
+    absl::StatusOr<int64_t> done = conn.Execute(kMarkDone, {event.app_code, Id(event)});
+    if (!done.ok()) return done.status();
+    results[i] = Result(ProjectionOutcome::kProjected);
+    failed->reset();
+  }
+  // A failed COMMIT is charged to a single event, as in the seed; in a batch it is charged to
+  // no one (the relay redelivers the batch, and the scanner finds events with no ledger row).
+  if (events.size() == 1 && results[0].outcome == ProjectionOutcome::kProjected) {
+    *failed = FailedFold{events[0], payloads[0]->target_user_id, 0};
+  }
+  if (absl::Status s = tx->Commit(); !s.ok()) return s;
+  failed->reset();
+  return results;
+}
+
+absl::StatusOr<std::vector<ProjectionResult>> ProjectionRepository::FoldWithRetries(
+    absl::Span<const GiftEvent* const> events, ProjectedBy by) {
+  std::vector<absl::StatusOr<GiftPayload>> payloads;
+  payloads.reserve(events.size());
+  for (const GiftEvent* event : events)
+    payloads.push_back(domain::ParseGiftPayload(event->payload_json));
+
+  const int attempts = std::max(1, options_.retry.contention_attempts);
+  for (int attempt = 1;; ++attempt) {
+    absl::Status contention;
+    {
+      absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+      if (!conn.ok()) return conn.status();
+      std::optional<FailedFold> failed;
+      absl::StatusOr<std::vector<ProjectionResult>> results =
+          FoldInTransaction(**conn, events, payloads, by, &failed);
+      if (results.ok()) return results;
+      if (!IsContention(results.status())) {
+        if (failed.has_value()) RecordFailure(&**conn, *failed, results.status(), by);
+        if (results.status().code() == absl::StatusCode::kUnavailable) return results.status();
+        return absl::UnavailableError(
+            absl::StrCat("projection failed, will be retried: ", results.status().message()));
+      }
+      contention = results.status();
+    }  // the session goes back to the pool before the pause
+    // Contention is not failure: retry the whole transaction, never count it in retry_count.
+    if (attempt >= attempts) {
+      return absl::AbortedError(
+          absl::StrFormat("gave up after %d attempts on lock contention; retry later: %s", attempts,
+                          contention.message()));
+    }
+    absl::SleepFor(domain::ContentionBackoff(options_.retry, attempt + 1, Jitter()));
+  }
+}
+
+void ProjectionRepository::RecordFailure(SqlConnection* conn, const FailedFold& failed,
+                                         const absl::Status& cause, ProjectedBy by) {
+  // The failed transaction's session may be gone (that is often why it failed).
+  std::optional<PooledConnection> fresh;
+  if (conn->broken()) {
+    absl::StatusOr<PooledConnection> acquired = pool_.Acquire();
+    if (!acquired.ok()) {
+      LOG(WARNING) << "event " << failed.event->app_code << "/" << failed.event->event_id
+                   << " failed (" << cause
+                   << ") and the failure could not be recorded: " << acquired.status();
+      return;
+    }
+    fresh.emplace(*std::move(acquired));
+    conn = &**fresh;
+  }
+  const GiftEvent& event = *failed.event;
+  const std::string reason = domain::LastError(cause.message());
+  const int64_t max_retries = options_.retry.max_retries;
+  const int64_t backoff_ms =
+      Ms(domain::FailureBackoff(options_.retry, failed.prior_failures + 1, Jitter()));
+  absl::StatusOr<int64_t> updated =
+      conn->Execute(kRecordFailure, {max_retries, backoff_ms, reason, event.app_code, Id(event)});
+  if (updated.ok() && *updated == 0) {
+    updated =
+        conn->Execute(kInsertFailure, {event.app_code, Id(event), max_retries, backoff_ms, reason,
+                                       domain::ProjectedByName(by), failed.target_user_id});
+  }
+  if (!updated.ok()) {
+    LOG(WARNING) << "event " << event.app_code << "/" << event.event_id << " failed (" << cause
+                 << ") and the failure could not be recorded: " << updated.status();
+    return;
+  }
+  LOG(WARNING) << "event " << event.app_code << "/" << event.event_id
+               << " failed and will be retried: " << cause;
+}
+
+absl::StatusOr<ProjectionResult> ProjectionRepository::Project(const GiftEvent& event,
+                                                               ProjectedBy by) {
+  const GiftEvent* events[] = {&event};
+  absl::StatusOr<std::vector<ProjectionResult>> results = FoldWithRetries(events, by);
+  if (!results.ok()) return results.status();
+  return std::move(results->front());
+}
+
+absl::StatusOr<std::vector<ProjectionResult>> ProjectionRepository::ProjectBatch(
+    absl::Span<const GiftEvent> events, ProjectedBy by) {
+  if (events.empty()) return std::vector<ProjectionResult>();
+  std::vector<const GiftEvent*> pointers;
+  pointers.reserve(events.size());
+  for (const GiftEvent& event : events) pointers.push_back(&event);
+  return FoldWithRetries(pointers, by);
+}
+
+absl::StatusOr<std::vector<ProjectionRepository::Candidate>> ProjectionRepository::FindCandidates(
+    SqlConnection& conn, const CatchUpRequest& request, int limit, int64_t now_ms,
+    bool* unprojected_exhausted) {
+  std::vector<Candidate> candidates;
+  auto collect = [&](bool unprojected) {
+    return [&, unprojected](const SqlRow& row) {
+      Candidate c;
+      c.event.app_code = request.app_code;
+      c.event.event_id = row.Str(0);
+      c.event.payload_json = row.Str(1);
+      c.event.occurred_at_ms = row.Int(2);
+      c.unprojected = unprojected;
+      candidates.push_back(std::move(c));
+    };
+  };
+  const int64_t newest = now_ms - Ms(request.min_age);
+  absl::Status s =
+      conn.Query(kUnprojectedCandidates,
+                 {request.app_code, request.horizon_ms, newest, int64_t{limit}}, collect(true));
+  if (!s.ok()) return s;
+  *unprojected_exhausted = candidates.size() < static_cast<size_t>(limit);
+  s = conn.Query(kDueRetryCandidates, {request.app_code, now_ms, int64_t{limit}}, collect(false));
+  if (!s.ok()) return s;
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     return std::tie(a.event.occurred_at_ms, a.event.event_id) <
+                            std::tie(b.event.occurred_at_ms, b.event.event_id);
+                   });
+  return candidates;
+}
+
+absl::StatusOr<CatchUpPass> ProjectionRepository::ProjectPendingGiftWallEvents(
+    const CatchUpRequest& request) {
+  const int limit = std::clamp(request.limit <= 0 ? 20 : request.limit, 1, 100);
+  bool unprojected_exhausted = false;
+  std::vector<Candidate> candidates;
+  int64_t newest = 0;
+  {
+    absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+    if (!conn.ok()) return conn.status();
+    absl::StatusOr<int64_t> now = DbNow(**conn);
+    if (!now.ok()) return now.status();
+    newest = *now - Ms(request.min_age);
+    absl::StatusOr<std::vector<Candidate>> found =
+        FindCandidates(**conn, request, limit, *now, &unprojected_exhausted);
+    if (!found.ok()) return found.status();
+    candidates = *std::move(found);
+  }
+
+  CatchUpPass pass;
+  // Where the next pass may start: past everything read if the anti-join ran dry, else at the
+  // first unprojected event not yet looked at.
+  pass.resume_from_ms = newest;
+  if (candidates.size() > static_cast<size_t>(limit)) {
+    for (size_t i = static_cast<size_t>(limit); i < candidates.size(); ++i) {
+      if (candidates[i].unprojected) {
+        pass.resume_from_ms = std::min(pass.resume_from_ms, candidates[i].event.occurred_at_ms);
+        break;
+      }
+    }
+    candidates.resize(static_cast<size_t>(limit));
+  }
+  if (!unprojected_exhausted) {
+    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+      if (it->unprojected) {
+        pass.resume_from_ms = std::min(pass.resume_from_ms, it->event.occurred_at_ms);
+        break;
+      }
+    }
+  }
+
+  for (const Candidate& c : candidates) {
+    ++pass.found;
+    absl::StatusOr<ProjectionResult> result = Project(c.event, ProjectedBy::kScan);
+    if (!result.ok()) {
+      // The rest of the pass would most likely fail the same way; the next pass resumes here.
+      pass.resume_from_ms = std::min(pass.resume_from_ms, c.event.occurred_at_ms);
+      return absl::Status(result.status().code(),
+                          absl::StrCat("catch-up for app ", request.app_code, " stopped at event ",
+                                       c.event.event_id, ": ", result.status().message()));
+    }
+    switch (result->outcome) {
+      case ProjectionOutcome::kProjected:
+        ++pass.projected;
+        ++pass.processed;
+        break;
+      case ProjectionOutcome::kDead:
+        ++pass.dead;
+        ++pass.processed;
+        break;
+      case ProjectionOutcome::kLeased:
+        // Its holder may still roll back: keep the event inside the next pass's window.
+        pass.resume_from_ms = std::min(pass.resume_from_ms, c.event.occurred_at_ms);
+        break;
+      case ProjectionOutcome::kAlreadyProjected:
+      case ProjectionOutcome::kIgnored:
+        break;
+    }
+  }
+  return pass;
+}
+
+}  // namespace giftwall::storage

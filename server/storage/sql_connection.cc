@@ -1,0 +1,307 @@
+#include "server/storage/sql_connection.h"
+
+#include <cppconn/exception.h>
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+#include <cppconn/statement.h>
+#include <mysql_connection.h>
+#include <mysql_driver.h>
+
+#include <algorithm>
+#include <exception>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "glog/logging.h"
+
+namespace giftwall::storage {
+namespace {
+
+constexpr absl::string_view kErrnoPayload = "giftwall.storage/mysql-errno";
+// A statement cache larger than this means SQL is being built per call: a bug worth surviving.
+constexpr size_t kMaxPreparedStatements = 128;
+
+// Client-side and connection-level errors: the session cannot be trusted any more.
+bool IsConnectionErrno(int code) {
+  return (code >= 2000 && code < 3000) || code == mysql_errno::kConnectionKilled ||
+         code == mysql_errno::kServerShutdown || code == 1152 /* aborted connection */ ||
+         code == 4031 /* MySQL: disconnected for inactivity */;
+}
+
+absl::StatusCode CodeFor(int code) {
+  if (IsConnectionErrno(code) || code == 1040 /* too many connections */) {
+    return absl::StatusCode::kUnavailable;
+  }
+  switch (code) {
+    case mysql_errno::kDeadlock:
+    case mysql_errno::kLockWaitTimeout:
+      return absl::StatusCode::kAborted;
+    case mysql_errno::kDuplicateKey:
+      return absl::StatusCode::kAlreadyExists;
+    case mysql_errno::kBigintOutOfRange:
+    case mysql_errno::kOutOfRange:
+    case mysql_errno::kDataTooLong:
+      return absl::StatusCode::kOutOfRange;
+    case mysql_errno::kStatementTimeoutMariadb:
+    case mysql_errno::kStatementTimeoutMysql:
+      return absl::StatusCode::kDeadlineExceeded;
+    default:
+      return absl::StatusCode::kInternal;
+  }
+}
+
+absl::Status MysqlError(int code, absl::string_view sqlstate, absl::string_view message) {
+  absl::Status status(CodeFor(code),
+                      absl::StrFormat("mysql error %d (%s): %s", code, sqlstate, message));
+  status.SetPayload(kErrnoPayload, absl::Cord(absl::StrCat(code)));
+  return status;
+}
+
+int Seconds(absl::Duration d) {
+  return static_cast<int>(
+      std::max<int64_t>(1, absl::ToInt64Seconds(absl::Ceil(d, absl::Seconds(1)))));
+}
+
+sql::mysql::MySQL_Driver* Driver() {
+  // get_mysql_driver_instance() is not thread-safe; the magic static calls it exactly once.
+  static sql::mysql::MySQL_Driver* const driver = sql::mysql::get_mysql_driver_instance();
+  return driver;
+}
+
+void Bind(sql::PreparedStatement& stmt, std::initializer_list<SqlParam> params) {
+  unsigned int index = 1;
+  for (const SqlParam& param : params) {
+    if (const int64_t* i = std::get_if<int64_t>(&param)) {
+      stmt.setInt64(index, *i);
+    } else {
+      absl::string_view s = std::get<absl::string_view>(param);
+      stmt.setString(index, sql::SQLString(std::string(s)));
+    }
+    ++index;
+  }
+}
+
+}  // namespace
+
+void InitMysqlDriver() { Driver(); }
+
+int MysqlErrno(const absl::Status& status) {
+  absl::optional<absl::Cord> payload = status.GetPayload(kErrnoPayload);
+  int code = 0;
+  if (payload && absl::SimpleAtoi(std::string(*payload), &code)) return code;
+  return 0;
+}
+
+bool IsContention(const absl::Status& status) {
+  const int code = MysqlErrno(status);
+  return code == mysql_errno::kDeadlock || code == mysql_errno::kLockWaitTimeout;
+}
+
+bool IsPermanentDataError(const absl::Status& status) {
+  const int code = MysqlErrno(status);
+  return code == mysql_errno::kBigintOutOfRange || code == mysql_errno::kOutOfRange ||
+         code == mysql_errno::kDataTooLong;
+}
+
+int64_t SqlRow::Int(int column) const { return rs_.getInt64(static_cast<uint32_t>(column + 1)); }
+
+std::string SqlRow::Str(int column) const {
+  return rs_.getString(static_cast<uint32_t>(column + 1)).asStdString();
+}
+
+bool SqlRow::IsNull(int column) const { return rs_.isNull(static_cast<uint32_t>(column + 1)); }
+
+SqlConnection::SqlConnection(std::unique_ptr<sql::Connection> conn) : conn_(std::move(conn)) {}
+
+SqlConnection::~SqlConnection() {
+  // Statements must go before their connection; closing a dead connection may throw.
+  prepared_.clear();
+  direct_.reset();
+  try {
+    conn_.reset();
+  } catch (const std::exception&) {
+  }
+}
+
+absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Open(const MysqlEndpoint& endpoint,
+                                                                   const SessionOptions& options) {
+  sql::ConnectOptionsMap props;
+  if (!endpoint.socket.empty()) {
+    props["socket"] = endpoint.socket;
+    props["hostName"] = std::string("localhost");
+  } else {
+    props["hostName"] = endpoint.host;
+    props["port"] = endpoint.port;
+  }
+  props["userName"] = endpoint.user;
+  props["password"] = endpoint.password;
+  props["schema"] = endpoint.database;
+  props["OPT_CHARSET_NAME"] = std::string("utf8mb4");
+  props["OPT_RECONNECT"] = false;
+  props["OPT_CONNECT_TIMEOUT"] = Seconds(options.connect_timeout);
+  props["OPT_READ_TIMEOUT"] = Seconds(options.read_timeout);
+  props["OPT_WRITE_TIMEOUT"] = Seconds(options.write_timeout);
+
+  std::unique_ptr<SqlConnection> conn;
+  try {
+    conn.reset(new SqlConnection(std::unique_ptr<sql::Connection>(Driver()->connect(props))));
+    conn->direct_.reset(conn->conn_->createStatement());
+  } catch (const sql::SQLException& e) {
+    return absl::UnavailableError(absl::StrFormat("cannot connect to %s: mysql error %d: %s",
+                                                  endpoint.Describe(), e.getErrorCode(), e.what()));
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrFormat("cannot connect to %s: %s", endpoint.Describe(), e.what()));
+  }
+  if (absl::Status s = conn->SetUpSession(options); !s.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot set up a session on ", endpoint.Describe(), ": ", s.message()));
+  }
+  return conn;
+}
+
+absl::Status SqlConnection::SetUpSession(const SessionOptions& options) {
+  std::string version;
+  absl::Status s = Query("SELECT VERSION(), CONNECTION_ID()", {}, [&](const SqlRow& row) {
+    version = row.Str(0);
+    server_id_ = row.Int(1);
+  });
+  if (!s.ok()) return s;
+  is_mariadb_ = absl::StrContains(absl::AsciiStrToLower(version), "mariadb");
+  // MariaDB bounds every statement (seconds); MySQL only SELECTs (milliseconds).
+  const std::string statement_limit =
+      is_mariadb_ ? absl::StrFormat("max_statement_time = %.3f",
+                                    absl::ToDoubleSeconds(options.statement_timeout))
+                  : absl::StrFormat("max_execution_time = %d",
+                                    absl::ToInt64Milliseconds(options.statement_timeout));
+  s = ExecuteDirect(absl::StrFormat(
+      "SET SESSION time_zone = '+00:00', "
+      "sql_mode = 'STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ZERO_DATE,NO_ZERO_IN_DATE,"
+      "NO_ENGINE_SUBSTITUTION', "
+      "innodb_lock_wait_timeout = %d, %s",
+      Seconds(options.lock_wait_timeout), statement_limit));
+  if (!s.ok()) return s;
+  // READ COMMITTED: a duplicate claim reads the committed ledger row, and no gap locks.
+  return ExecuteDirect("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+}
+
+absl::Status SqlConnection::FromCurrentException(absl::string_view sql) {
+  try {
+    throw;
+  } catch (const sql::SQLException& e) {
+    const int code = e.getErrorCode();
+    if (IsConnectionErrno(code) || code == 0) broken_ = true;
+    if (code == 0) {
+      // The connector's own errors (no server error number) leave the session in an
+      // unknown state.
+      return absl::InternalError(
+          absl::StrCat("mysql connector error: ", e.what(), " in: ", sql.substr(0, 80)));
+    }
+    return MysqlError(code, e.getSQLStateCStr(), e.what());
+  } catch (const std::exception& e) {
+    broken_ = true;
+    return absl::InternalError(absl::StrCat("mysql connector error: ", e.what()));
+  }
+}
+
+absl::StatusOr<sql::PreparedStatement*> SqlConnection::Prepare(absl::string_view sql) {
+  if (auto it = prepared_.find(sql); it != prepared_.end()) return it->second.get();
+  if (prepared_.size() >= kMaxPreparedStatements) prepared_.clear();
+  try {
+    std::unique_ptr<sql::PreparedStatement> stmt(
+        conn_->prepareStatement(sql::SQLString(std::string(sql))));
+    sql::PreparedStatement* raw = stmt.get();
+    prepared_.emplace(std::string(sql), std::move(stmt));
+    return raw;
+  } catch (...) {
+    return FromCurrentException(sql);
+  }
+}
+
+absl::StatusOr<int64_t> SqlConnection::Execute(absl::string_view sql,
+                                               std::initializer_list<SqlParam> params) {
+  last_used_ = absl::Now();
+  absl::StatusOr<sql::PreparedStatement*> stmt = Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  try {
+    Bind(**stmt, params);
+    return static_cast<int64_t>((*stmt)->executeUpdate());
+  } catch (...) {
+    return FromCurrentException(sql);
+  }
+}
+
+absl::Status SqlConnection::Query(absl::string_view sql, std::initializer_list<SqlParam> params,
+                                  absl::FunctionRef<void(const SqlRow&)> on_row) {
+  last_used_ = absl::Now();
+  absl::StatusOr<sql::PreparedStatement*> stmt = Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  try {
+    Bind(**stmt, params);
+    std::unique_ptr<sql::ResultSet> rs((*stmt)->executeQuery());
+    const SqlRow row(*rs);
+    while (rs->next()) on_row(row);
+    return absl::OkStatus();
+  } catch (...) {
+    return FromCurrentException(sql);
+  }
+}
+
+absl::Status SqlConnection::ExecuteDirect(absl::string_view sql) {
+  last_used_ = absl::Now();
+  try {
+    // A statement that returns rows (SELECT ... FOR UPDATE, say) must have them read, or the
+    // session's next command is out of sync.
+    if (direct_->execute(sql::SQLString(std::string(sql)))) {
+      std::unique_ptr<sql::ResultSet> rows(direct_->getResultSet());
+    }
+    return absl::OkStatus();
+  } catch (...) {
+    return FromCurrentException(sql);
+  }
+}
+
+bool SqlConnection::Ping() {
+  if (broken_) return false;
+  absl::Status s = Query("SELECT 1", {}, [](const SqlRow&) {});
+  if (!s.ok()) broken_ = true;
+  return s.ok();
+}
+
+absl::StatusOr<Transaction> Transaction::Begin(SqlConnection& conn) {
+  if (absl::Status s = conn.ExecuteDirect("START TRANSACTION"); !s.ok()) return s;
+  return Transaction(&conn);
+}
+
+Transaction::~Transaction() {
+  if (conn_ != nullptr) (void)Rollback();
+}
+
+absl::Status Transaction::Commit() {
+  SqlConnection* conn = std::exchange(conn_, nullptr);
+  CHECK(conn != nullptr) << "transaction already finished";
+  return conn->ExecuteDirect("COMMIT");
+}
+
+absl::Status Transaction::Rollback() {
+  SqlConnection* conn = std::exchange(conn_, nullptr);
+  CHECK(conn != nullptr) << "transaction already finished";
+  if (conn->broken()) return absl::OkStatus();  // the server rolls back a dead session itself
+  absl::Status s = conn->ExecuteDirect("ROLLBACK");
+  // A session whose transaction state is unknown must not be reused.
+  if (!s.ok()) conn->MarkBroken();
+  return s;
+}
+
+absl::Status Transaction::SetSavepoint() { return conn_->ExecuteDirect("SAVEPOINT projection"); }
+
+absl::Status Transaction::RollbackToSavepoint() {
+  return conn_->ExecuteDirect("ROLLBACK TO SAVEPOINT projection");
+}
+
+}  // namespace giftwall::storage

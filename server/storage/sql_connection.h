@@ -1,0 +1,155 @@
+// One MySQL/MariaDB session. The only place (with the pool) that touches the connector; its
+// exceptions stop here and come out as absl::Status carrying the server's error number.
+#ifndef GIFTWALL_SERVER_STORAGE_SQL_CONNECTION_H_
+#define GIFTWALL_SERVER_STORAGE_SQL_CONNECTION_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "server/storage/mysql_url.h"
+
+namespace sql {
+class Connection;
+class PreparedStatement;
+class ResultSet;
+class Statement;
+}  // namespace sql
+
+namespace giftwall::storage {
+
+// Loads the connector's driver. Its first use is not thread-safe: main calls this before any
+// thread starts (later calls are no-ops).
+void InitMysqlDriver();
+
+// MySQL/MariaDB error numbers this layer acts on.
+namespace mysql_errno {
+inline constexpr int kDuplicateKey = 1062;
+inline constexpr int kLockWaitTimeout = 1205;  // rolls back only the statement
+inline constexpr int kDeadlock = 1213;         // rolls back the whole transaction
+inline constexpr int kOutOfRange = 1264;
+inline constexpr int kDataTooLong = 1406;
+inline constexpr int kBigintOutOfRange = 1690;
+inline constexpr int kServerShutdown = 1053;
+inline constexpr int kConnectionKilled = 1927;  // MariaDB: KILL of this connection
+inline constexpr int kStatementTimeoutMariadb = 1969;
+inline constexpr int kStatementTimeoutMysql = 3024;
+}  // namespace mysql_errno
+
+// The server's error number behind a status returned by this layer; 0 if there is none.
+int MysqlErrno(const absl::Status& status);
+// Deadlock or lock-wait timeout: the work was sound, another transaction was in the way.
+bool IsContention(const absl::Status& status);
+// An error no retry can fix: a value out of range or too long for its column.
+bool IsPermanentDataError(const absl::Status& status);
+
+// The settings every session starts with.
+struct SessionOptions {
+  absl::Duration connect_timeout = absl::Seconds(3);
+  absl::Duration read_timeout = absl::Seconds(15);
+  absl::Duration write_timeout = absl::Seconds(15);
+  // Longest a statement may run before the server stops it.
+  absl::Duration statement_timeout = absl::Seconds(10);
+  // How long a statement waits for a row lock before 1205.
+  absl::Duration lock_wait_timeout = absl::Seconds(1);
+};
+
+// A bound parameter of a prepared statement.
+using SqlParam = std::variant<int64_t, absl::string_view>;
+
+// The current row of a result.
+class SqlRow {
+ public:
+  explicit SqlRow(const sql::ResultSet& rs) : rs_(rs) {}
+  int64_t Int(int column) const;  // 0-based
+  std::string Str(int column) const;
+  bool IsNull(int column) const;
+
+ private:
+  const sql::ResultSet& rs_;
+};
+
+class SqlConnection {
+ public:
+  // Connects and sets up the session: utf8mb4, UTC, strict SQL mode, READ COMMITTED, the lock
+  // wait and statement bounds. Auto-reconnect stays off: a silent reconnect would drop an open
+  // transaction. UNAVAILABLE if the server cannot be reached.
+  static absl::StatusOr<std::unique_ptr<SqlConnection>> Open(const MysqlEndpoint& endpoint,
+                                                             const SessionOptions& options);
+  ~SqlConnection();
+  SqlConnection(const SqlConnection&) = delete;
+  SqlConnection& operator=(const SqlConnection&) = delete;
+
+  // Runs a prepared statement (prepared once per connection, then cached); returns the number
+  // of affected rows (0/1/2 for an upsert: no CLIENT_FOUND_ROWS).
+  absl::StatusOr<int64_t> Execute(absl::string_view sql,
+                                  std::initializer_list<SqlParam> params = {});
+  // Runs a prepared query and calls `on_row` for every row.
+  absl::Status Query(absl::string_view sql, std::initializer_list<SqlParam> params,
+                     absl::FunctionRef<void(const SqlRow&)> on_row);
+  // Runs a statement that cannot be prepared or needs no parameters (transaction control, DDL).
+  absl::Status ExecuteDirect(absl::string_view sql);
+
+  // A cheap round trip; false (and broken) if the session is gone.
+  bool Ping();
+
+  // True once the session saw a client-side error (lost, gone away, killed): it must be
+  // discarded, never reused.
+  bool broken() const { return broken_; }
+  // For a session left in an unknown state, e.g. a ROLLBACK that failed.
+  void MarkBroken() { broken_ = true; }
+  // The server's id for this session (what KILL takes).
+  int64_t server_id() const { return server_id_; }
+  bool is_mariadb() const { return is_mariadb_; }
+  absl::Time last_used() const { return last_used_; }
+
+ private:
+  explicit SqlConnection(std::unique_ptr<sql::Connection> conn);
+  absl::Status SetUpSession(const SessionOptions& options);
+  absl::StatusOr<sql::PreparedStatement*> Prepare(absl::string_view sql);
+  // Converts the exception in flight into a status, marking the session broken if need be.
+  absl::Status FromCurrentException(absl::string_view sql);
+
+  std::unique_ptr<sql::Connection> conn_;
+  std::unique_ptr<sql::Statement> direct_;
+  absl::flat_hash_map<std::string, std::unique_ptr<sql::PreparedStatement>> prepared_;
+  bool broken_ = false;
+  bool is_mariadb_ = true;
+  int64_t server_id_ = 0;
+  absl::Time last_used_ = absl::Now();
+};
+
+// An open transaction on a session: rolls back unless committed.
+class Transaction {
+ public:
+  static absl::StatusOr<Transaction> Begin(SqlConnection& conn);
+  Transaction(Transaction&& other) noexcept : conn_(std::exchange(other.conn_, nullptr)) {}
+  Transaction& operator=(Transaction&&) = delete;
+  Transaction(const Transaction&) = delete;
+  ~Transaction();
+
+  absl::Status Commit();
+  absl::Status Rollback();
+  // One savepoint at a time: setting it again moves it.
+  absl::Status SetSavepoint();
+  absl::Status RollbackToSavepoint();
+
+  SqlConnection& conn() const { return *conn_; }
+
+ private:
+  explicit Transaction(SqlConnection* conn) : conn_(conn) {}
+  SqlConnection* conn_;  // null once finished
+};
+
+}  // namespace giftwall::storage
+
+#endif  // GIFTWALL_SERVER_STORAGE_SQL_CONNECTION_H_

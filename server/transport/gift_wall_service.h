@@ -1,0 +1,41 @@
+// giftwall.v1.GiftWallService: request validation and the mapping between the API's messages
+// and the domain. Database work runs on the worker pool.
+#ifndef GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
+#define GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
+
+#include "giftwall/v1/giftwall.grpc.pb.h"
+#include "server/storage/projection_repository.h"
+#include "server/storage/wall_repository.h"
+#include "server/transport/worker_pool.h"
+
+namespace giftwall::transport {
+
+inline constexpr int kDefaultPageSize = 50;
+inline constexpr int kMaxPageSize = 200;
+inline constexpr int kMaxBatchMessages = 500;
+
+class GiftWallService final : public giftwall::v1::GiftWallService::CallbackService {
+ public:
+  GiftWallService(storage::ProjectionRepository& projection, storage::WallRepository& wall,
+                  WorkerPool& workers)
+      : projection_(projection), wall_(wall), workers_(workers) {}
+
+  grpc::ServerUnaryReactor* ProjectMessage(grpc::CallbackServerContext* context,
+                                           const v1::ProjectMessageRequest* request,
+                                           v1::ProjectMessageResponse* response) override;
+  grpc::ServerUnaryReactor* ProjectMessages(grpc::CallbackServerContext* context,
+                                            const v1::ProjectMessagesRequest* request,
+                                            v1::ProjectMessagesResponse* response) override;
+  grpc::ServerUnaryReactor* GetGiftWall(grpc::CallbackServerContext* context,
+                                        const v1::GetGiftWallRequest* request,
+                                        v1::GetGiftWallResponse* response) override;
+
+ private:
+  storage::ProjectionRepository& projection_;
+  storage::WallRepository& wall_;
+  WorkerPool& workers_;
+};
+
+}  // namespace giftwall::transport
+
+#endif  // GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_

@@ -1,0 +1,461 @@
+// The real binaries against a real MariaDB: giftwall-server on a free port, driven by the
+// giftwall client, by a generated stub, and by a client that knows nothing but reflection.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "giftwall/v1/giftwall.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/reflection_client.h"
+#include "tests/support/test_database.h"
+
+extern char** environ;
+
+namespace giftwall {
+namespace {
+
+using ::testing::HasSubstr;
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    return 0;
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Spawns `args` with stdout and stderr going to `log_path`.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Runs a command to completion; returns its exit code and its output (stdout and stderr).
+int RunCommand(const std::vector<std::string>& args, std::string* output) {
+  static std::atomic<int> counter{0};
+  const std::string log = absl::StrCat(::testing::TempDir(), "/run-", getpid(), "-", counter++);
+  const pid_t pid = Spawn(args, log);
+  if (pid < 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  *output = ReadFile(log);
+  unlink(log.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+class ServerProcess {
+ public:
+  ServerProcess(const std::string& mysql_url, std::vector<std::string> extra = {})
+      : port_(FreePort()), log_(absl::StrCat(::testing::TempDir(), "/server-", port_, ".log")) {
+    std::vector<std::string> args = {
+        GIFTWALL_SERVER_BIN, absl::StrCat("--listen=127.0.0.1:", port_),
+        absl::StrCat("--mysql_url=", mysql_url), absl::StrCat("--worker_id=e2e-", port_)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_ = Spawn(args, log_);
+  }
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+  std::shared_ptr<grpc::Channel> Channel() const {
+    return grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
+  }
+  std::string log() const { return ReadFile(log_); }
+
+  // The health status of `service`, or the RPC's failure.
+  std::string Health(const std::string& service) const {
+    auto stub = grpc::health::v1::Health::NewStub(Channel());
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    grpc::health::v1::HealthCheckResponse response;
+    grpc::Status status = stub->Check(&context, request, &response);
+    if (!status.ok()) return absl::StrCat("rpc error ", status.error_code());
+    return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
+  }
+
+  bool WaitReady() const {
+    for (int i = 0; i < 300; ++i) {
+      if (Health("readiness") == "SERVING") return true;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return false;
+  }
+
+  // SIGTERM; returns the exit code.
+  int Terminate() {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  int port_;
+  std::string log_;
+  pid_t pid_ = -1;
+};
+
+v1::WalletOutboxMessage Message(const std::string& app, const std::string& event_id,
+                                const std::string& payload, int64_t at = 1'700'000'000'000) {
+  v1::WalletOutboxMessage m;
+  m.set_app_code(app);
+  m.set_event_id(event_id);
+  m.set_event_type("WalletGiftDebited");
+  m.set_payload_json(payload);
+  m.set_occurred_at_ms(at);
+  return m;
+}
+
+class ServerE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    db_ = new testing::TestDatabase();
+    server_ = new ServerProcess(db_->url());
+    ASSERT_TRUE(server_->WaitReady()) << server_->log();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    delete db_;
+  }
+
+  static grpc::Status Project(const v1::WalletOutboxMessage& message,
+                              v1::ProjectMessageResponse* response,
+                              const ServerProcess* server = nullptr) {
+    auto stub = v1::GiftWallService::NewStub((server ? server : server_)->Channel());
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::ProjectMessageRequest request;
+    *request.mutable_message() = message;
+    return stub->ProjectMessage(&context, request, response);
+  }
+
+  static grpc::Status Wall(const v1::GetGiftWallRequest& request, v1::GetGiftWallResponse* page) {
+    auto stub = v1::GiftWallService::NewStub(server_->Channel());
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return stub->GetGiftWall(&context, request, page);
+  }
+
+  std::string Client(const std::vector<std::string>& args, int* exit_code = nullptr) {
+    std::vector<std::string> argv = {GIFTWALL_CLIENT_BIN,
+                                     absl::StrCat("--server=", server_->address())};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string output;
+    const int code = RunCommand(argv, &output);
+    if (exit_code != nullptr) *exit_code = code;
+    return output;
+  }
+
+  static testing::TestDatabase* db_;
+  static ServerProcess* server_;
+};
+
+testing::TestDatabase* ServerE2eTest::db_ = nullptr;
+ServerProcess* ServerE2eTest::server_ = nullptr;
+
+TEST(MigrateCommand, AppliesMigrationsAndIsSafeToRunTwice) {
+  testing::TestDatabase db(/*migrate=*/false);
+  for (int run = 0; run < 2; ++run) {
+    std::string output;
+    EXPECT_EQ(RunCommand({GIFTWALL_SERVER_BIN, "migrate", absl::StrCat("--mysql_url=", db.url())},
+                         &output),
+              0)
+        << output;
+    EXPECT_THAT(output, HasSubstr(run == 0 ? "applied 1 migration" : "applied 0 migration"));
+  }
+  EXPECT_GT(db.QueryInt("SELECT COUNT(*) FROM schema_migrations"), 0);
+}
+
+TEST(ServerConfig, InvalidConfigurationFailsAtStartWithOneClearLine) {
+  std::string output;
+  EXPECT_EQ(RunCommand({GIFTWALL_SERVER_BIN, "--mysql_url=postgres://x"}, &output), 2);
+  EXPECT_THAT(output, HasSubstr("--mysql_url: mysql_url: must start with mysql://"));
+  EXPECT_EQ(
+      RunCommand({GIFTWALL_SERVER_BIN, "--mysql_url=mysql://u@h/d", "--listen=nope"}, &output), 2);
+  EXPECT_THAT(output, HasSubstr("--listen: \"nope\" is not host:port"));
+}
+
+TEST_F(ServerE2eTest, ReflectionListsDescribesAndCallsEveryService) {
+  testing::ReflectionClient reflection(server_->Channel());
+  absl::StatusOr<std::vector<std::string>> services = reflection.ListServices();
+  ASSERT_TRUE(services.ok()) << services.status();
+  EXPECT_THAT(*services,
+              ::testing::IsSupersetOf({"giftwall.v1.GiftWallService", "grpc.health.v1.Health",
+                                       "grpc.reflection.v1alpha.ServerReflection"}));
+  absl::StatusOr<std::vector<std::string>> methods =
+      reflection.DescribeService("giftwall.v1.GiftWallService");
+  ASSERT_TRUE(methods.ok()) << methods.status();
+  EXPECT_THAT(*methods,
+              ::testing::IsSupersetOf({"ProjectMessage", "ProjectMessages", "GetGiftWall"}));
+  methods = reflection.DescribeService("grpc.health.v1.Health");
+  ASSERT_TRUE(methods.ok()) << methods.status();
+  EXPECT_THAT(*methods, ::testing::IsSupersetOf({"Check", "Watch"}));
+
+  for (const char* service : {"", "readiness"}) {
+    grpc::Status rpc;
+    absl::StatusOr<std::string> health = reflection.CallUnary(
+        "grpc.health.v1.Health", "Check", absl::StrCat(R"({"service":")", service, R"("})"), &rpc);
+    ASSERT_TRUE(health.ok()) << health.status();
+    ASSERT_TRUE(rpc.ok()) << rpc.error_message();
+    EXPECT_EQ(*health, R"({"status":"SERVING"})") << service;
+  }
+
+  // Project and read through JSON alone, as grpcurl would.
+  const std::string project =
+      R"({"message":{"app_code":"refl","event_id":"R1",)"
+      R"("event_type":"WalletGiftDebited","occurred_at_ms":"1700000000000",)"
+      R"("payload_json":"{\"target_user_id\":5,\"gift_id\":\"rose\",)"
+      R"(\"gift_count\":2}"}})";
+  grpc::Status rpc;
+  absl::StatusOr<std::string> out =
+      reflection.CallUnary("giftwall.v1.GiftWallService", "ProjectMessage", project, &rpc);
+  ASSERT_TRUE(out.ok() && rpc.ok()) << out.status() << rpc.error_message();
+  EXPECT_THAT(*out, HasSubstr("PROJECTION_OUTCOME_PROJECTED"));
+  out = reflection.CallUnary("giftwall.v1.GiftWallService", "ProjectMessage", project, &rpc);
+  ASSERT_TRUE(out.ok() && rpc.ok());
+  EXPECT_THAT(*out, HasSubstr("PROJECTION_OUTCOME_ALREADY_PROJECTED"));
+  out = reflection.CallUnary("giftwall.v1.GiftWallService", "GetGiftWall",
+                             R"({"app_code":"refl","user_id":"5"})", &rpc);
+  ASSERT_TRUE(out.ok() && rpc.ok());
+  EXPECT_THAT(*out, HasSubstr(R"("gift_id":"rose","gift_count":"2")"));
+}
+
+TEST_F(ServerE2eTest, ClientProjectsRedeliversAndShowsTheWall) {
+  const std::vector<std::string> project = {
+      "project", "--app_code=cli", "--event_id=C1",
+      R"(--payload={"target_user_id":9,"gift_id":"rocket","gift_count":3})"};
+  int code = -1;
+  EXPECT_EQ(Client(project, &code), "PROJECTED\n");
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(Client(project), "ALREADY_PROJECTED\n");
+  std::vector<std::string> second = project;
+  second[2] = "--event_id=C2";
+  EXPECT_EQ(Client(second), "PROJECTED\n");
+  const std::string table = Client({"wall", "--app_code=cli", "--user_id=9"}, &code);
+  EXPECT_EQ(code, 0) << table;
+  EXPECT_THAT(table, ::testing::ContainsRegex("rocket +6 "));
+  EXPECT_THAT(table, HasSubstr("distinct gifts: 1, received in all: 6"));
+  EXPECT_THAT(Client({"wall", "--app_code=cli", "--user_id=9", "--json"}),
+              HasSubstr(R"("gift_count": "6")"));
+  EXPECT_EQ(Client({"health"}), "SERVING\n");
+  // A failed call says why and exits non-zero.
+  const std::string bad = Client({"wall", "--app_code=cli", "--user_id=0"}, &code);
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(bad, HasSubstr("INVALID_ARGUMENT: user_id must be > 0, got 0"));
+}
+
+TEST_F(ServerE2eTest, BadInputGetsWhatTheContractSays) {
+  v1::ProjectMessageResponse response;
+  // A malformed envelope: INVALID_ARGUMENT naming the field, nothing written.
+  grpc::Status status = Project(Message("bad", "  ", R"({})"), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "message.event_id is required (it is blank)");
+  status = Project(Message("bad", "B0", R"({})", 0), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("message.occurred_at_ms must be > 0"));
+  status = Project(Message("Bad App!", "B0", R"({})"), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("message.app_code"));
+  EXPECT_EQ(db_->QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE app_code = 'bad' "
+                          "AND event_id = 'B0'"),
+            0);
+
+  // Another event type: IGNORED, no ledger row.
+  v1::WalletOutboxMessage other = Message("bad", "B1", R"({"target_user_id":1})");
+  other.set_event_type("WalletRecharged");
+  ASSERT_TRUE(Project(other, &response).ok());
+  EXPECT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_IGNORED);
+  EXPECT_EQ(db_->QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE event_id = 'B1'"),
+            0);
+
+  // A malformed or incomplete payload: OK, DEAD with the reason, ledger dead, wall untouched.
+  for (const char* payload : {R"({"target_user_id":1,"gift_id":"x"})", R"({not json)"}) {
+    const std::string id = absl::StrCat("B-", std::hash<std::string>()(payload));
+    ASSERT_TRUE(Project(Message("bad", id, payload), &response).ok());
+    EXPECT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_DEAD);
+    EXPECT_THAT(response.detail(), HasSubstr("invalid gift payload"));
+    EXPECT_EQ(db_->QueryString(absl::StrCat(
+                  "SELECT status FROM wallet_projection_events WHERE event_id = '", id, "'")),
+              "dead");
+  }
+  EXPECT_EQ(db_->QueryInt("SELECT COUNT(*) FROM user_gift_wall WHERE app_code = 'bad'"), 0);
+
+  // A forged page token.
+  v1::GetGiftWallRequest request;
+  request.set_app_code("bad");
+  request.set_user_id(1);
+  request.set_page_token("Zm9yZ2Vk");
+  v1::GetGiftWallResponse page;
+  status = Wall(request, &page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("page_token"));
+}
+
+TEST_F(ServerE2eTest, TwentyConcurrentDeliveriesOfOneEventCountOnce) {
+  const v1::WalletOutboxMessage message =
+      Message("conc", "X1", R"({"target_user_id":3,"gift_id":"crown","gift_count":7})");
+  std::atomic<int> ok{0}, projected{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 20; ++i) {
+    callers.emplace_back([&] {
+      v1::ProjectMessageResponse response;
+      grpc::Status status = Project(message, &response);
+      EXPECT_TRUE(status.ok()) << status.error_code() << " " << status.error_message();
+      if (!status.ok()) return;
+      ++ok;
+      if (response.outcome() == v1::PROJECTION_OUTCOME_PROJECTED) ++projected;
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(ok, 20);
+  EXPECT_EQ(projected, 1);
+  EXPECT_EQ(db_->QueryInt("SELECT gift_count FROM user_gift_wall WHERE app_code = 'conc'"), 7);
+}
+
+TEST_F(ServerE2eTest, PagesThrough25GiftsTenAtATime) {
+  for (int i = 0; i < 25; ++i) {
+    v1::ProjectMessageResponse response;
+    const std::string payload = absl::StrFormat(
+        R"({"target_user_id":4,"gift_id":"gift-%02d","gift_count":%d})", i, 1 + i % 3);
+    ASSERT_TRUE(Project(Message("page", absl::StrCat("P", i), payload), &response).ok());
+  }
+  for (auto sort : {v1::GIFT_WALL_SORT_UNSPECIFIED, v1::GIFT_WALL_SORT_LAST_RECEIVED_DESC}) {
+    v1::GetGiftWallRequest request;
+    request.set_app_code("page");
+    request.set_user_id(4);
+    request.set_page_size(10);
+    request.set_sort(sort);
+    std::vector<size_t> sizes;
+    std::set<std::string> seen;
+    for (;;) {
+      v1::GetGiftWallResponse page;
+      grpc::Status status = Wall(request, &page);
+      ASSERT_TRUE(status.ok()) << status.error_message();
+      sizes.push_back(static_cast<size_t>(page.items_size()));
+      for (const auto& item : page.items()) {
+        EXPECT_TRUE(seen.insert(item.gift_id()).second) << item.gift_id();
+      }
+      EXPECT_EQ(page.summary().distinct_gifts(), 25);
+      if (page.next_page_token().empty()) break;
+      request.set_page_token(page.next_page_token());
+    }
+    EXPECT_THAT(sizes, ::testing::ElementsAre(10, 10, 5));
+    EXPECT_EQ(seen.size(), 25u);
+  }
+}
+
+TEST_F(ServerE2eTest, TwoServerProcessesOnOneDatabaseCountEachEventOnce) {
+  ServerProcess second(db_->url());
+  ASSERT_TRUE(second.WaitReady()) << second.log();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 8; ++t) {
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) {
+        const int event = (i * 7 + t * 13) % 100;
+        v1::ProjectMessageResponse response;
+        const std::string payload =
+            absl::StrFormat(R"({"target_user_id":%d,"gift_id":"g%d","gift_count":%d})",
+                            1 + event % 4, event % 3, 1 + event % 5);
+        grpc::Status status = Project(Message("multi", absl::StrCat("M", event), payload),
+                                      &response, t % 2 == 0 ? server_ : &second);
+        if (!status.ok() && failures++ < 3) ADD_FAILURE() << status.error_message();
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(failures, 0);
+  int64_t expected = 0;
+  for (int event = 0; event < 100; ++event) expected += 1 + event % 5;
+  EXPECT_EQ(db_->QueryInt("SELECT SUM(gift_count) FROM user_gift_wall WHERE app_code = 'multi'"),
+            expected);
+  EXPECT_EQ(second.Terminate(), 0);
+}
+
+TEST_F(ServerE2eTest, SigtermTurnsReadinessOffFinishesCallsAndExitsZero) {
+  ServerProcess server(db_->url(), {"--drain_delay=1500ms"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  std::atomic<bool> stop{false};
+  std::atomic<int> projected{0};
+  std::thread load([&] {
+    for (int i = 0; !stop; ++i) {
+      v1::ProjectMessageResponse response;
+      const std::string payload = R"({"target_user_id":6,"gift_id":"bye","gift_count":1})";
+      if (Project(Message("term", absl::StrCat("T", i), payload), &response, &server).ok() &&
+          response.outcome() == v1::PROJECTION_OUTCOME_PROJECTED) {
+        ++projected;
+      }
+    }
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  std::thread terminate([&] { EXPECT_EQ(server.Terminate(), 0) << server.log(); });
+  // During the drain delay the process still serves, but reports itself not ready.
+  bool saw_not_serving = false;
+  for (int i = 0; i < 20 && !saw_not_serving; ++i) {
+    saw_not_serving = server.Health("readiness") == "NOT_SERVING";
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_TRUE(saw_not_serving);
+  terminate.join();
+  stop = true;
+  load.join();
+  // Every call the server answered PROJECTED is on the wall: nothing lost in the shutdown.
+  EXPECT_EQ(db_->QueryInt("SELECT COALESCE(SUM(gift_count), 0) FROM user_gift_wall WHERE "
+                          "app_code = 'term'"),
+            projected.load());
+  EXPECT_GT(projected, 0);
+  EXPECT_THAT(server.log(), HasSubstr("stopped"));
+}
+
+}  // namespace
+}  // namespace giftwall

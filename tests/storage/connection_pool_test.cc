@@ -1,0 +1,143 @@
+#include "server/storage/connection_pool.h"
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/test_database.h"
+
+namespace giftwall::storage {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Variable(SqlConnection& conn, const std::string& expression) {
+  std::string value;
+  absl::Status s = conn.Query(absl::StrCat("SELECT CAST(", expression, " AS CHAR)"), {},
+                              [&](const SqlRow& row) { value = row.Str(0); });
+  EXPECT_TRUE(s.ok()) << s;
+  return value;
+}
+
+TEST(ConnectionPool, SessionsAreSetUpForTheProjection) {
+  testing::TestDatabase db;
+  PoolOptions options = db.PoolOptions();
+  options.session.lock_wait_timeout = absl::Seconds(2);
+  options.session.statement_timeout = absl::Seconds(7);
+  ConnectionPool pool(options);
+  absl::StatusOr<PooledConnection> conn = pool.Acquire();
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_EQ(Variable(**conn, "@@character_set_client"), "utf8mb4");
+  EXPECT_EQ(Variable(**conn, "@@time_zone"), "+00:00");
+  EXPECT_THAT(Variable(**conn, "@@sql_mode"), HasSubstr("STRICT_ALL_TABLES"));
+  EXPECT_EQ(Variable(**conn, "@@tx_isolation"), "READ-COMMITTED");
+  EXPECT_EQ(Variable(**conn, "@@innodb_lock_wait_timeout"), "2");
+  EXPECT_EQ(Variable(**conn, "@@max_statement_time"), "7.000000");
+  EXPECT_EQ(Variable(**conn, "@@autocommit + 0"), "1");
+}
+
+TEST(ConnectionPool, ReusesSessions) {
+  testing::TestDatabase db;
+  ConnectionPool pool(db.PoolOptions(2));
+  int64_t first = 0;
+  {
+    absl::StatusOr<PooledConnection> conn = pool.Acquire();
+    ASSERT_TRUE(conn.ok()) << conn.status();
+    first = (*conn)->server_id();
+  }
+  absl::StatusOr<PooledConnection> conn = pool.Acquire();
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_EQ((*conn)->server_id(), first);
+  EXPECT_EQ(pool.Stats().opened_total, 1);
+}
+
+TEST(ConnectionPool, IsBoundedAndTimesOutWithUnavailable) {
+  testing::TestDatabase db;
+  PoolOptions options = db.PoolOptions(2);
+  options.acquire_timeout = absl::Milliseconds(200);
+  ConnectionPool pool(options);
+  absl::StatusOr<PooledConnection> a = pool.Acquire(), b = pool.Acquire();
+  ASSERT_TRUE(a.ok() && b.ok());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<PooledConnection> c = pool.Acquire();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(c.status().message(), HasSubstr("pool exhausted"));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(150));
+  // A returned session frees a waiter.
+  *a = std::move(*b);
+  absl::StatusOr<PooledConnection> d = pool.Acquire();
+  EXPECT_TRUE(d.ok()) << d.status();
+}
+
+TEST(ConnectionPool, KilledSessionIsDiscardedAndThePoolRecovers) {
+  testing::TestDatabase db;
+  ConnectionPool pool(db.PoolOptions(2));
+  int64_t killed_id = 0;
+  {
+    absl::StatusOr<PooledConnection> conn = pool.Acquire();
+    ASSERT_TRUE(conn.ok()) << conn.status();
+    killed_id = (*conn)->server_id();
+    db.Exec(absl::StrCat("KILL ", killed_id));
+    absl::Status s = (*conn)->Query("SELECT 1", {}, [](const SqlRow&) {});
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+    EXPECT_TRUE((*conn)->broken());
+  }
+  EXPECT_EQ(pool.Stats().discarded_total, 1);
+  absl::StatusOr<PooledConnection> conn = pool.Acquire();
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_NE((*conn)->server_id(), killed_id);
+  EXPECT_TRUE((*conn)->Ping());
+}
+
+TEST(ConnectionPool, IdleSessionsAreValidatedBeforeReuse) {
+  testing::TestDatabase db;
+  PoolOptions options = db.PoolOptions(2);
+  options.validate_after_idle = absl::ZeroDuration();
+  ConnectionPool pool(options);
+  int64_t killed_id = 0;
+  {
+    absl::StatusOr<PooledConnection> conn = pool.Acquire();
+    ASSERT_TRUE(conn.ok()) << conn.status();
+    killed_id = (*conn)->server_id();
+  }
+  db.Exec(absl::StrCat("KILL ", killed_id));
+  // The dead idle session is noticed at hand-out, not by the caller's first statement.
+  absl::StatusOr<PooledConnection> conn = pool.Acquire();
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_NE((*conn)->server_id(), killed_id);
+  EXPECT_TRUE((*conn)->Query("SELECT 1", {}, [](const SqlRow&) {}).ok());
+}
+
+TEST(ConnectionPool, UnreachableDatabaseIsUnavailable) {
+  testing::TestDatabase db;
+  PoolOptions options = db.PoolOptions();
+  options.endpoint.port = 1;  // nothing listens there
+  ConnectionPool pool(options);
+  absl::StatusOr<PooledConnection> conn = pool.Acquire();
+  ASSERT_FALSE(conn.ok());
+  EXPECT_EQ(conn.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(conn.status().message(), HasSubstr("cannot connect"));
+  EXPECT_EQ(pool.Stats().leased, 0);
+}
+
+TEST(ConnectionPool, StatementsAreBoundedInTime) {
+  testing::TestDatabase db;
+  PoolOptions options = db.PoolOptions();
+  options.session.statement_timeout = absl::Milliseconds(500);
+  ConnectionPool pool(options);
+  absl::StatusOr<PooledConnection> conn = pool.Acquire();
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  const absl::Time start = absl::Now();
+  absl::Status s = (*conn)->Query(
+      "SELECT COUNT(*) FROM information_schema.columns a, information_schema.columns b, "
+      "information_schema.columns c",
+      {}, [](const SqlRow&) {});
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_TRUE((*conn)->Ping()) << "a statement timeout leaves the session usable";
+}
+
+}  // namespace
+}  // namespace giftwall::storage

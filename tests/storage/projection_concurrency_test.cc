@@ -1,0 +1,194 @@
+// Many callers, one database: every event is counted exactly once and no caller sees a
+// deadlock. And a session killed in the middle of a fold leaves nothing half-written.
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <numeric>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "server/storage/projection_repository.h"
+#include "tests/support/test_database.h"
+
+namespace giftwall::storage {
+namespace {
+
+using domain::GiftEvent;
+using domain::ProjectedBy;
+using domain::ProjectionOutcome;
+
+constexpr int64_t kT0 = 1'700'000'000'000;
+
+struct Expected {
+  int64_t count = 0;
+  int64_t first = 0;
+  int64_t last = 0;
+};
+
+// 500 events over 20 walls and 5 gifts, with their expected fold per (user, gift).
+std::vector<GiftEvent> MakeEvents(std::map<std::pair<int64_t, std::string>, Expected>* expected) {
+  std::vector<GiftEvent> events;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 500; ++i) {
+    const int64_t user = 1 + i % 20;
+    const std::string gift = absl::StrCat("gift-", i % 5);
+    const int64_t count = 1 + static_cast<int64_t>(rng() % 9);
+    const int64_t at = kT0 + static_cast<int64_t>(rng() % 100000);
+    events.push_back(GiftEvent{"demo", absl::StrCat("evt-", i),
+                               testing::GiftPayloadJson(user, gift, count), at});
+    Expected& e = (*expected)[{user, gift}];
+    e.count += count;
+    e.first = e.first == 0 ? at : std::min(e.first, at);
+    e.last = std::max(e.last, at);
+  }
+  return events;
+}
+
+void ExpectWall(testing::TestDatabase& db,
+                const std::map<std::pair<int64_t, std::string>, Expected>& expected) {
+  EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM user_gift_wall"),
+            static_cast<int64_t>(expected.size()));
+  for (const auto& [key, e] : expected) {
+    const std::string where = absl::StrFormat(
+        " FROM user_gift_wall WHERE app_code = 'demo' AND user_id = %d AND gift_id = '%s'",
+        key.first, key.second);
+    EXPECT_EQ(db.QueryInt("SELECT gift_count" + where), e.count) << key.first << "/" << key.second;
+    EXPECT_EQ(db.QueryInt("SELECT first_received_at_ms" + where), e.first);
+    EXPECT_EQ(db.QueryInt("SELECT last_received_at_ms" + where), e.last);
+  }
+  EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE status = 'done'"),
+            500);
+  EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE status <> 'done'"), 0);
+}
+
+PoolOptions ProductionLikePool(const testing::TestDatabase& db) {
+  PoolOptions options = db.PoolOptions(16);
+  options.session.lock_wait_timeout = absl::Seconds(1);
+  return options;
+}
+
+ProjectionOptions Options(const std::string& worker) {
+  ProjectionOptions options;
+  options.worker_id = worker;
+  return options;
+}
+
+TEST(ProjectionConcurrency, SixteenCallersDeliveringTheSameEventsCountEachOnce) {
+  testing::TestDatabase db;
+  std::map<std::pair<int64_t, std::string>, Expected> expected;
+  const std::vector<GiftEvent> events = MakeEvents(&expected);
+  ConnectionPool pool(ProductionLikePool(db));
+  ProjectionRepository repo(pool, Options("concurrency-test"));
+
+  std::atomic<int> projected{0}, errors{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 16; ++t) {
+    callers.emplace_back([&, t] {
+      std::vector<size_t> order(events.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), std::mt19937(static_cast<unsigned>(t)));
+      for (size_t i : order) {
+        absl::StatusOr<domain::ProjectionResult> r = repo.Project(events[i], ProjectedBy::kRelay);
+        if (!r.ok()) {
+          if (errors++ < 5) ADD_FAILURE() << "caller " << t << ": " << r.status();
+          continue;
+        }
+        if (r->outcome == ProjectionOutcome::kProjected) ++projected;
+        if (r->outcome != ProjectionOutcome::kProjected &&
+            r->outcome != ProjectionOutcome::kAlreadyProjected &&
+            r->outcome != ProjectionOutcome::kLeased) {
+          ADD_FAILURE() << "unexpected outcome " << static_cast<int>(r->outcome);
+        }
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(errors, 0);
+  EXPECT_EQ(projected, 500);
+  ExpectWall(db, expected);
+}
+
+TEST(ProjectionConcurrency, OverlappingBatchesFromEightCallersCountEachOnce) {
+  testing::TestDatabase db;
+  std::map<std::pair<int64_t, std::string>, Expected> expected;
+  const std::vector<GiftEvent> events = MakeEvents(&expected);
+  ConnectionPool pool(ProductionLikePool(db));
+  ProjectionRepository repo(pool, Options("batch-test"));
+
+  std::atomic<int> errors{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 8; ++t) {
+    callers.emplace_back([&, t] {
+      std::vector<GiftEvent> shuffled = events;
+      std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(static_cast<unsigned>(100 + t)));
+      for (size_t start = 0; start < shuffled.size(); start += 50) {
+        absl::Span<const GiftEvent> batch(shuffled.data() + start, 50);
+        absl::StatusOr<std::vector<domain::ProjectionResult>> r =
+            repo.ProjectBatch(batch, ProjectedBy::kRelay);
+        if (!r.ok() && errors++ < 5) ADD_FAILURE() << "caller " << t << ": " << r.status();
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(errors, 0);
+  // A LEASED answer leaves an event to another caller, which projects it: all 500 are done.
+  ExpectWall(db, expected);
+}
+
+// KILL the session of a fold that has claimed its event and is waiting to write the wall: the
+// transaction dies with its session, so neither the wall nor the ledger's done survives; the
+// failure is recorded, the pool replaces the session, and a redelivery projects the event.
+TEST(ProjectionConcurrency, SessionKilledMidFoldLeavesNothingHalfWritten) {
+  testing::TestDatabase db;
+  PoolOptions pool_options = db.PoolOptions(4);
+  pool_options.session.lock_wait_timeout = absl::Seconds(20);
+  ConnectionPool pool(pool_options);
+  ProjectionRepository repo(pool, Options("kill-test"));
+  const auto event = [](const std::string& id, int64_t count) {
+    return GiftEvent{"demo", id, testing::GiftPayloadJson(7, "rose", count), kT0};
+  };
+  ASSERT_TRUE(repo.Project(event("E0", 1), ProjectedBy::kRelay).ok());
+
+  // Hold the wall row, so the next fold stops right after its claim.
+  std::unique_ptr<SqlConnection> blocker = db.Connect();
+  ASSERT_TRUE(blocker->ExecuteDirect("START TRANSACTION").ok());
+  ASSERT_TRUE(blocker->ExecuteDirect("SELECT * FROM user_gift_wall FOR UPDATE").ok());
+
+  absl::StatusOr<domain::ProjectionResult> result;
+  std::thread fold([&] { result = repo.Project(event("E1", 5), ProjectedBy::kRelay); });
+  // Find the fold's session waiting on the wall row, and kill it.
+  int64_t victim = 0;
+  for (int i = 0; i < 1000 && victim == 0; ++i) {
+    victim = db.QueryInt(
+        "SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND info LIKE "
+        "'%INSERT INTO user_gift_wall%' AND id <> CONNECTION_ID() LIMIT 1");
+    if (victim == 0) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_NE(victim, 0) << "the fold never reached the wall";
+  db.Exec(absl::StrCat("KILL ", victim));
+  fold.join();
+  ASSERT_TRUE(blocker->ExecuteDirect("ROLLBACK").ok());
+
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable) << result.status();
+  EXPECT_EQ(db.QueryInt("SELECT gift_count FROM user_gift_wall"), 1);
+  EXPECT_EQ(db.QueryString("SELECT status FROM wallet_projection_events WHERE event_id = 'E1'"),
+            "failed");
+  EXPECT_EQ(db.QueryInt("SELECT retry_count FROM wallet_projection_events WHERE event_id = 'E1'"),
+            1);
+  EXPECT_GE(pool.Stats().discarded_total, 1);
+
+  // Redelivery: the relay may retry a failed event at once.
+  absl::StatusOr<domain::ProjectionResult> again =
+      repo.Project(event("E1", 5), ProjectedBy::kRelay);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->outcome, ProjectionOutcome::kProjected);
+  EXPECT_EQ(db.QueryInt("SELECT gift_count FROM user_gift_wall"), 6);
+}
+
+}  // namespace
+}  // namespace giftwall::storage
