@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -32,10 +33,11 @@ ABSL_FLAG(std::string, message_file, "",
           "project: read the whole WalletOutboxMessage from this JSON file (proto field names)");
 ABSL_FLAG(int64_t, occurred_at_ms, 0, "project: the event's time (default: now)");
 ABSL_FLAG(int64_t, user_id, 0, "wall: whose wall");
-ABSL_FLAG(std::string, sort, "count", "wall: count | last_received");
-ABSL_FLAG(int, page_size, 0, "wall: gifts per page (0: the server's default, 50)");
-ABSL_FLAG(std::string, page_token, "", "wall: next_page_token of the previous page");
-ABSL_FLAG(bool, all, false, "wall: fetch every page");
+ABSL_FLAG(std::string, sort, "count", "wall: count | coins | last_received | first_received");
+ABSL_FLAG(std::string, gift_id, "", "senders: which gift");
+ABSL_FLAG(int, page_size, 0, "wall, senders: rows per page (0: the server's default, 50)");
+ABSL_FLAG(std::string, page_token, "", "wall, senders: next_page_token of the previous page");
+ABSL_FLAG(bool, all, false, "wall, senders: fetch every page");
 ABSL_FLAG(std::string, service, "readiness", "health: the health service name to check");
 
 namespace giftwall::client {
@@ -45,7 +47,8 @@ constexpr char kUsage[] =
     "The gift wall service's command-line client.\n"
     "  giftwall project --app_code=A --event_id=E --payload='{...}'   project one message\n"
     "  giftwall project --message_file=m.json                         ... from a JSON file\n"
-    "  giftwall wall --app_code=A --user_id=U [--sort=last_received] [--all]\n"
+    "  giftwall wall --app_code=A --user_id=U [--sort=coins] [--all]\n"
+    "  giftwall senders --app_code=A --user_id=U --gift_id=G [--all]\n"
     "  giftwall health [--service=readiness]\n"
     "Common: --server=host:port (or GIFTWALL_SERVER), --json, --timeout=10s.";
 
@@ -125,6 +128,34 @@ int Project() {
   return 0;
 }
 
+// Fetches one page, or with --all every page merged into one, and prints it.
+template <typename Request, typename Response>
+int Paged(Request request, grpc::Status (*call)(grpc::ClientContext*, const Request&, Response*),
+          void (*merge)(const Response& page, Response* all),
+          std::string (*format)(const Response&)) {
+  Response all;
+  for (;;) {
+    grpc::ClientContext context;
+    SetDeadline(&context);
+    Response page;
+    grpc::Status status = call(&context, request, &page);
+    if (!status.ok()) return RpcFailed(status);
+    if (!absl::GetFlag(FLAGS_all)) {
+      all = std::move(page);
+      break;
+    }
+    merge(page, &all);
+    if (page.next_page_token().empty()) break;
+    request.set_page_token(page.next_page_token());
+  }
+  std::cout << (absl::GetFlag(FLAGS_json) ? ToJson(all) : format(all));
+  return 0;
+}
+
+std::unique_ptr<v1::GiftWallService::Stub> WallStub() {
+  return v1::GiftWallService::NewStub(Channel());
+}
+
 int Wall() {
   v1::GetGiftWallRequest request;
   request.set_app_code(absl::GetFlag(FLAGS_app_code));
@@ -132,32 +163,47 @@ int Wall() {
   request.set_page_size(absl::GetFlag(FLAGS_page_size));
   request.set_page_token(absl::GetFlag(FLAGS_page_token));
   const std::string sort = absl::GetFlag(FLAGS_sort);
-  if (sort == "count") {
-    request.set_sort(v1::GIFT_WALL_SORT_COUNT_DESC);
-  } else if (sort == "last_received") {
-    request.set_sort(v1::GIFT_WALL_SORT_LAST_RECEIVED_DESC);
-  } else {
-    return Fail(absl::StrCat("--sort: \"", sort, "\" is not one of count, last_received"));
+  const std::map<std::string, v1::GiftWallSort> sorts = {
+      {"count", v1::GIFT_WALL_SORT_COUNT_DESC},
+      {"coins", v1::GIFT_WALL_SORT_COINS_DESC},
+      {"last_received", v1::GIFT_WALL_SORT_LAST_RECEIVED_DESC},
+      {"first_received", v1::GIFT_WALL_SORT_FIRST_RECEIVED_ASC}};
+  auto it = sorts.find(sort);
+  if (it == sorts.end()) {
+    return Fail(absl::StrCat("--sort: \"", sort,
+                             "\" is not one of count, coins, last_received, first_received"));
   }
-  std::unique_ptr<v1::GiftWallService::Stub> stub = v1::GiftWallService::NewStub(Channel());
-  v1::GetGiftWallResponse all;
-  for (;;) {
-    grpc::ClientContext context;
-    SetDeadline(&context);
-    v1::GetGiftWallResponse page;
-    grpc::Status status = stub->GetGiftWall(&context, request, &page);
-    if (!status.ok()) return RpcFailed(status);
-    if (!absl::GetFlag(FLAGS_all)) {
-      std::cout << (absl::GetFlag(FLAGS_json) ? ToJson(page) : FormatWallTable(page));
-      return 0;
-    }
-    all.mutable_items()->MergeFrom(page.items());
-    *all.mutable_summary() = page.summary();
-    if (page.next_page_token().empty()) break;
-    request.set_page_token(page.next_page_token());
-  }
-  std::cout << (absl::GetFlag(FLAGS_json) ? ToJson(all) : FormatWallTable(all));
-  return 0;
+  request.set_sort(it->second);
+  return Paged<v1::GetGiftWallRequest, v1::GetGiftWallResponse>(
+      request,
+      [](grpc::ClientContext* context, const v1::GetGiftWallRequest& r,
+         v1::GetGiftWallResponse* page) { return WallStub()->GetGiftWall(context, r, page); },
+      [](const v1::GetGiftWallResponse& page, v1::GetGiftWallResponse* all) {
+        all->mutable_items()->MergeFrom(page.items());
+        *all->mutable_summary() = page.summary();
+        all->set_next_page_token(page.next_page_token());
+      },
+      FormatWallTable);
+}
+
+int Senders() {
+  v1::ListGiftWallSendersRequest request;
+  request.set_app_code(absl::GetFlag(FLAGS_app_code));
+  request.set_user_id(absl::GetFlag(FLAGS_user_id));
+  request.set_gift_id(absl::GetFlag(FLAGS_gift_id));
+  request.set_page_size(absl::GetFlag(FLAGS_page_size));
+  request.set_page_token(absl::GetFlag(FLAGS_page_token));
+  return Paged<v1::ListGiftWallSendersRequest, v1::ListGiftWallSendersResponse>(
+      request,
+      [](grpc::ClientContext* context, const v1::ListGiftWallSendersRequest& r,
+         v1::ListGiftWallSendersResponse* page) {
+        return WallStub()->ListGiftWallSenders(context, r, page);
+      },
+      [](const v1::ListGiftWallSendersResponse& page, v1::ListGiftWallSendersResponse* all) {
+        all->mutable_senders()->MergeFrom(page.senders());
+        all->set_next_page_token(page.next_page_token());
+      },
+      FormatSendersTable);
 }
 
 int Health() {
@@ -189,6 +235,7 @@ int main(int argc, char** argv) {
   const absl::string_view command = args[1];
   if (command == "project") return giftwall::client::Project();
   if (command == "wall") return giftwall::client::Wall();
+  if (command == "senders") return giftwall::client::Senders();
   if (command == "health") return giftwall::client::Health();
   return giftwall::client::Fail(
       absl::StrCat("unknown command \"", command, "\"\n", giftwall::client::kUsage));

@@ -39,17 +39,41 @@ std::string FormatTimeMs(int64_t ms) {
 
 std::string FormatWallTable(const v1::GetGiftWallResponse& page) {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"GIFT", "COUNT", "FIRST RECEIVED", "LAST RECEIVED"});
+  rows.push_back({"GIFT", "NAME", "COUNT", "COINS", "SENDERS", "TOP SENDER (冠名)", "FIRST SENDER",
+                  "FIRST RECEIVED", "LAST RECEIVED"});
   for (const v1::GiftWallItem& item : page.items()) {
-    rows.push_back({item.gift_id(), absl::StrCat(item.gift_count()),
-                    FormatTimeMs(item.first_received_at_ms()),
-                    FormatTimeMs(item.last_received_at_ms())});
+    const std::string top = item.has_top_sender()
+                                ? absl::StrFormat("%d (%d)", item.top_sender().user_id(),
+                                                  item.top_sender().sent_count())
+                                : "-";
+    rows.push_back(
+        {item.gift_id(), item.gift_name().empty() ? "-" : item.gift_name(),
+         absl::StrCat(item.gift_count()), absl::StrCat(item.total_coins()),
+         absl::StrCat(item.sender_count()), top,
+         item.first_sender_user_id() == 0 ? "-" : absl::StrCat(item.first_sender_user_id()),
+         FormatTimeMs(item.first_received_at_ms()), FormatTimeMs(item.last_received_at_ms())});
   }
   std::string out = page.items().empty() ? "(no gifts on this page)\n" : Table(rows);
   const v1::GiftWallSummary& s = page.summary();
-  absl::StrAppendFormat(&out, "\ndistinct gifts: %d, received in all: %d, last received: %s\n",
-                        s.distinct_gifts(), s.total_gift_count(),
+  absl::StrAppendFormat(&out,
+                        "\ndistinct gifts: %d, received in all: %d, coins: %d, last received: %s\n",
+                        s.distinct_gifts(), s.total_gift_count(), s.total_coins(),
                         FormatTimeMs(s.last_received_at_ms()));
+  if (!page.next_page_token().empty()) {
+    absl::StrAppend(&out, "more: --page_token=", page.next_page_token(), "\n");
+  }
+  return out;
+}
+
+std::string FormatSendersTable(const v1::ListGiftWallSendersResponse& page) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"SENDER", "SENT", "COINS", "FIRST SENT", "LAST SENT"});
+  for (const v1::GiftWallSender& sender : page.senders()) {
+    rows.push_back({absl::StrCat(sender.user_id()), absl::StrCat(sender.sent_count()),
+                    absl::StrCat(sender.sent_coins()), FormatTimeMs(sender.first_sent_at_ms()),
+                    FormatTimeMs(sender.last_sent_at_ms())});
+  }
+  std::string out = page.senders().empty() ? "(no senders on this page)\n" : Table(rows);
   if (!page.next_page_token().empty()) {
     absl::StrAppend(&out, "more: --page_token=", page.next_page_token(), "\n");
   }

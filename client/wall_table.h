@@ -15,6 +15,9 @@ std::string FormatTimeMs(int64_t ms);
 // One page of a wall as an aligned table, followed by the summary line.
 std::string FormatWallTable(const v1::GetGiftWallResponse& page);
 
+// One page of a gift's senders as an aligned table, the top sender first.
+std::string FormatSendersTable(const v1::ListGiftWallSendersResponse& page);
+
 }  // namespace giftwall::client
 
 #endif  // GIFTWALL_CLIENT_WALL_TABLE_H_

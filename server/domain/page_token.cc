@@ -9,6 +9,7 @@ namespace {
 
 constexpr uint8_t kTokenVersion = 1;
 constexpr uint8_t kGiftWallTokenKind = 1;
+constexpr uint8_t kSenderTokenKind = 2;
 // A token longer than this was not issued by this service.
 constexpr size_t kMaxTokenChars = 1024;
 
@@ -106,12 +107,28 @@ absl::Status Malformed() {
   return absl::InvalidArgumentError("page_token is malformed: pass next_page_token unchanged");
 }
 
+// Opens `token` and reads its version and kind.
+std::optional<TokenReader> OpenToken(absl::string_view token, uint8_t want_kind) {
+  std::optional<TokenReader> r = TokenReader::Open(token);
+  uint8_t version, kind;
+  if (!r || !r->Byte(&version) || version != kTokenVersion || !r->Byte(&kind) ||
+      kind != want_kind) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+TokenWriter StartToken(uint8_t kind) {
+  TokenWriter w;
+  w.Byte(kTokenVersion);
+  w.Byte(kind);
+  return w;
+}
+
 }  // namespace
 
 std::string EncodeGiftWallPageToken(const GiftWallPageToken& token) {
-  TokenWriter w;
-  w.Byte(kTokenVersion);
-  w.Byte(kGiftWallTokenKind);
+  TokenWriter w = StartToken(kGiftWallTokenKind);
   w.Byte(static_cast<uint8_t>(token.sort));
   w.Str(token.app_code);
   w.Int(token.user_id);
@@ -123,14 +140,12 @@ std::string EncodeGiftWallPageToken(const GiftWallPageToken& token) {
 absl::StatusOr<GiftWallPageToken> DecodeGiftWallPageToken(absl::string_view token,
                                                           absl::string_view app_code,
                                                           int64_t user_id, WallSort sort) {
-  std::optional<TokenReader> r = TokenReader::Open(token);
-  if (!r) return Malformed();
-  uint8_t version, kind, sort_byte;
+  std::optional<TokenReader> r = OpenToken(token, kGiftWallTokenKind);
+  uint8_t sort_byte;
   GiftWallPageToken out;
-  if (!r->Byte(&version) || version != kTokenVersion || !r->Byte(&kind) ||
-      kind != kGiftWallTokenKind || !r->Byte(&sort_byte) ||
-      sort_byte > static_cast<uint8_t>(WallSort::kLastReceivedDesc) || !r->Str(&out.app_code) ||
-      !r->Int(&out.user_id) || !r->Int(&out.sort_value) || !r->Str(&out.gift_id) || !r->AtEnd()) {
+  if (!r || !r->Byte(&sort_byte) || sort_byte > static_cast<uint8_t>(WallSort::kFirstReceivedAsc) ||
+      !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Int(&out.sort_value) ||
+      !r->Str(&out.gift_id) || !r->AtEnd()) {
     return Malformed();
   }
   out.sort = static_cast<WallSort>(sort_byte);
@@ -138,6 +153,35 @@ absl::StatusOr<GiftWallPageToken> DecodeGiftWallPageToken(absl::string_view toke
     return absl::InvalidArgumentError(
         "page_token was issued for another wall or sort: pass it only with the app_code, "
         "user_id and sort of the request that returned it");
+  }
+  return out;
+}
+
+std::string EncodeSenderPageToken(const SenderPageToken& token) {
+  TokenWriter w = StartToken(kSenderTokenKind);
+  w.Str(token.app_code);
+  w.Int(token.user_id);
+  w.Str(token.gift_id);
+  w.Int(token.sent_count);
+  w.Int(token.last_sent_at_ms);
+  w.Int(token.sender_user_id);
+  return w.Finish();
+}
+
+absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
+                                                      absl::string_view app_code, int64_t user_id,
+                                                      absl::string_view gift_id) {
+  std::optional<TokenReader> r = OpenToken(token, kSenderTokenKind);
+  SenderPageToken out;
+  if (!r || !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Str(&out.gift_id) ||
+      !r->Int(&out.sent_count) || !r->Int(&out.last_sent_at_ms) || !r->Int(&out.sender_user_id) ||
+      !r->AtEnd()) {
+    return Malformed();
+  }
+  if (out.app_code != app_code || out.user_id != user_id || out.gift_id != gift_id) {
+    return absl::InvalidArgumentError(
+        "page_token was issued for another gift's senders: pass it only with the app_code, "
+        "user_id and gift_id of the request that returned it");
   }
   return out;
 }

@@ -11,11 +11,16 @@
 
 namespace giftwall::domain {
 
-// The orders a wall can be read in. Every one breaks ties by gift_id ascending.
+// The orders a wall can be read in. Every one breaks ties by gift_id ascending. The numbers are
+// written into page tokens: keep them.
 enum class WallSort {
-  kCountDesc,
-  kLastReceivedDesc,
+  kCountDesc = 0,
+  kLastReceivedDesc = 1,
+  kCoinsDesc = 2,
+  kFirstReceivedAsc = 3,
 };
+inline constexpr WallSort kAllWallSorts[] = {WallSort::kCountDesc, WallSort::kLastReceivedDesc,
+                                             WallSort::kCoinsDesc, WallSort::kFirstReceivedAsc};
 
 // Where the next page of a wall starts: after the gift (sort_value, gift_id).
 struct GiftWallPageToken {
@@ -34,6 +39,24 @@ std::string EncodeGiftWallPageToken(const GiftWallPageToken& token);
 absl::StatusOr<GiftWallPageToken> DecodeGiftWallPageToken(absl::string_view token,
                                                           absl::string_view app_code,
                                                           int64_t user_id, WallSort sort);
+
+// Where the next page of one gift's senders starts: after the sender (sent_count,
+// last_sent_at_ms, sender_user_id) in the top-sender order.
+struct SenderPageToken {
+  std::string app_code;
+  int64_t user_id = 0;
+  std::string gift_id;
+  int64_t sent_count = 0;
+  int64_t last_sent_at_ms = 0;
+  int64_t sender_user_id = 0;
+};
+
+std::string EncodeSenderPageToken(const SenderPageToken& token);
+
+// Decodes `token` and checks that it was issued for (app_code, user_id, gift_id).
+absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
+                                                      absl::string_view app_code, int64_t user_id,
+                                                      absl::string_view gift_id);
 
 }  // namespace giftwall::domain
 

@@ -87,17 +87,93 @@ VALUES ('user_gift_wall', ?, ?, IF(1 >= ?, 'dead', 'failed'), 1, )sql" DB_NOW_MS
         ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql()
 ON DUPLICATE KEY UPDATE updated_at_ms = updated_at_ms)sql";
 
-// Counts add up and first/last use LEAST/GREATEST, so the wall is the same in any delivery
-// order. Strict mode makes an overflowing sum an error (1690), never a clamp.
-constexpr absl::string_view kUpsertWall = R"sql(
+// The sender's totals for this gift on this wall. Affected rows say whether the sender is new
+// to the gift (1: inserted) or not (2: updated; counts always grow).
+constexpr absl::string_view kUpsertSender = R"sql(
+INSERT INTO user_gift_wall_sender
+  (app_code, user_id, gift_id, sender_user_id, sent_count, sent_coins, first_sent_at_ms,
+   last_sent_at_ms, created_at_ms, updated_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql()
+ON DUPLICATE KEY UPDATE
+  sent_count = sent_count + VALUES(sent_count),
+  sent_coins = sent_coins + VALUES(sent_coins),
+  first_sent_at_ms = LEAST(first_sent_at_ms, VALUES(first_sent_at_ms)),
+  last_sent_at_ms = GREATEST(last_sent_at_ms, VALUES(last_sent_at_ms)),
+  updated_at_ms = VALUES(updated_at_ms))sql";
+
+// Folds one event into its wall row in one statement, whatever order events arrive in (DESIGN
+// §2.10): counts and coins add up; first/last received use LEAST/GREATEST; name and icon come
+// from the latest event (occurred_at_ms, then event_id) that carries them; the first sender is
+// the sender of the earliest such event; the top sender is the best of the current top and this
+// event's sender, whose new totals the SELECT reads from the row kUpsertSender just wrote (none
+// when the event has no sender). Strict mode makes an overflowing sum an error (1690).
+//
+// Assignments run left to right. Each "pick one event's values" group first moves its
+// *_event_id (or the top sender's id) when this event wins, then copies the other columns only
+// if that id now names this event: so every column of a group is decided on the old values.
+constexpr absl::string_view kFoldIntoWall = R"sql(
 INSERT INTO user_gift_wall
-  (app_code, user_id, gift_id, gift_count, first_received_at_ms, last_received_at_ms,
-   created_at_ms, updated_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql()
+  (app_code, user_id, gift_id, gift_count, total_coins, first_received_at_ms,
+   last_received_at_ms, gift_name, gift_name_at_ms, gift_name_event_id, gift_icon,
+   gift_icon_at_ms, gift_icon_event_id, sender_count, top_sender_user_id, top_sender_count,
+   top_sender_coins, top_sender_first_sent_at_ms, top_sender_last_sent_at_ms,
+   first_sender_user_id, first_sender_at_ms, first_sender_event_id, created_at_ms, updated_at_ms)
+SELECT ?, ?, ?, ?, ?, ?,
+       ?, ?, ?, ?, ?,
+       ?, ?, ?, COALESCE(s.sender_user_id, 0), COALESCE(s.sent_count, 0),
+       COALESCE(s.sent_coins, 0), COALESCE(s.first_sent_at_ms, 0), COALESCE(s.last_sent_at_ms, 0),
+       ?, ?, ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql(
+FROM (SELECT 1) AS this_event
+LEFT JOIN user_gift_wall_sender s
+  ON s.app_code = ? AND s.user_id = ? AND s.gift_id = ? AND s.sender_user_id = ?
 ON DUPLICATE KEY UPDATE
   gift_count = gift_count + VALUES(gift_count),
+  total_coins = total_coins + VALUES(total_coins),
   first_received_at_ms = LEAST(first_received_at_ms, VALUES(first_received_at_ms)),
   last_received_at_ms = GREATEST(last_received_at_ms, VALUES(last_received_at_ms)),
+
+  gift_name_event_id = IF(VALUES(gift_name_event_id) <> ''
+      AND (VALUES(gift_name_at_ms) > gift_name_at_ms OR (VALUES(gift_name_at_ms) = gift_name_at_ms
+           AND VALUES(gift_name_event_id) > gift_name_event_id)),
+      VALUES(gift_name_event_id), gift_name_event_id),
+  gift_name = IF(gift_name_event_id = VALUES(gift_name_event_id), VALUES(gift_name), gift_name),
+  gift_name_at_ms = IF(gift_name_event_id = VALUES(gift_name_event_id), VALUES(gift_name_at_ms),
+                       gift_name_at_ms),
+
+  gift_icon_event_id = IF(VALUES(gift_icon_event_id) <> ''
+      AND (VALUES(gift_icon_at_ms) > gift_icon_at_ms OR (VALUES(gift_icon_at_ms) = gift_icon_at_ms
+           AND VALUES(gift_icon_event_id) > gift_icon_event_id)),
+      VALUES(gift_icon_event_id), gift_icon_event_id),
+  gift_icon = IF(gift_icon_event_id = VALUES(gift_icon_event_id), VALUES(gift_icon), gift_icon),
+  gift_icon_at_ms = IF(gift_icon_event_id = VALUES(gift_icon_event_id), VALUES(gift_icon_at_ms),
+                       gift_icon_at_ms),
+
+  sender_count = sender_count + VALUES(sender_count),
+
+  top_sender_user_id = IF(VALUES(top_sender_count) > top_sender_count
+      OR (VALUES(top_sender_count) = top_sender_count
+          AND (VALUES(top_sender_last_sent_at_ms) < top_sender_last_sent_at_ms
+               OR (VALUES(top_sender_last_sent_at_ms) = top_sender_last_sent_at_ms
+                   AND VALUES(top_sender_user_id) < top_sender_user_id))),
+      VALUES(top_sender_user_id), top_sender_user_id),
+  top_sender_count = IF(top_sender_user_id = VALUES(top_sender_user_id),
+                        VALUES(top_sender_count), top_sender_count),
+  top_sender_coins = IF(top_sender_user_id = VALUES(top_sender_user_id),
+                        VALUES(top_sender_coins), top_sender_coins),
+  top_sender_first_sent_at_ms = IF(top_sender_user_id = VALUES(top_sender_user_id),
+                                   VALUES(top_sender_first_sent_at_ms), top_sender_first_sent_at_ms),
+  top_sender_last_sent_at_ms = IF(top_sender_user_id = VALUES(top_sender_user_id),
+                                  VALUES(top_sender_last_sent_at_ms), top_sender_last_sent_at_ms),
+
+  first_sender_event_id = IF(VALUES(first_sender_user_id) > 0
+      AND (first_sender_user_id = 0 OR VALUES(first_sender_at_ms) < first_sender_at_ms
+           OR (VALUES(first_sender_at_ms) = first_sender_at_ms
+               AND VALUES(first_sender_event_id) < first_sender_event_id)),
+      VALUES(first_sender_event_id), first_sender_event_id),
+  first_sender_user_id = IF(first_sender_event_id = VALUES(first_sender_event_id),
+                            VALUES(first_sender_user_id), first_sender_user_id),
+  first_sender_at_ms = IF(first_sender_event_id = VALUES(first_sender_event_id),
+                          VALUES(first_sender_at_ms), first_sender_at_ms),
   updated_at_ms = VALUES(updated_at_ms))sql";
 
 // Outbox events with no ledger row: an anti-join, never a created_at watermark (created_at is
@@ -240,10 +316,42 @@ absl::StatusOr<Claim> ClaimEvent(SqlConnection& conn, const GiftEvent& event,
   return Claim{ClaimState::kLeased, 0, "another caller claimed this event first"};
 }
 
-absl::Status UpsertWall(SqlConnection& conn, const GiftEvent& event, const GiftPayload& gift) {
+// Folds one valid gift event into its wall: the sender's row (if it has a sender), then the
+// wall row, in that order for every event, so that concurrent folds lock rows in one order.
+absl::Status FoldIntoWall(SqlConnection& conn, const GiftEvent& event, const GiftPayload& gift) {
+  int64_t new_sender = 0;
+  if (gift.has_sender()) {
+    absl::StatusOr<int64_t> upserted =
+        conn.Execute(kUpsertSender, {event.app_code, gift.target_user_id, gift.gift_id,
+                                     gift.sender_user_id, gift.gift_count, gift.coin_amount,
+                                     event.occurred_at_ms, event.occurred_at_ms});
+    if (!upserted.ok()) return upserted.status();
+    new_sender = *upserted == 1 ? 1 : 0;
+  }
+  const bool named = !gift.gift_name.empty(), iconed = !gift.gift_icon.empty();
+  const absl::string_view no_event;
   return conn
-      .Execute(kUpsertWall, {event.app_code, gift.target_user_id, gift.gift_id, gift.gift_count,
-                             event.occurred_at_ms, event.occurred_at_ms})
+      .Execute(kFoldIntoWall, {event.app_code,
+                               gift.target_user_id,
+                               gift.gift_id,
+                               gift.gift_count,
+                               gift.coin_amount,
+                               event.occurred_at_ms,
+                               event.occurred_at_ms,
+                               gift.gift_name,
+                               named ? event.occurred_at_ms : 0,
+                               named ? Id(event) : no_event,
+                               gift.gift_icon,
+                               iconed ? event.occurred_at_ms : 0,
+                               iconed ? Id(event) : no_event,
+                               new_sender,
+                               gift.sender_user_id,
+                               gift.has_sender() ? event.occurred_at_ms : 0,
+                               gift.has_sender() ? Id(event) : no_event,
+                               event.app_code,
+                               gift.target_user_id,
+                               gift.gift_id,
+                               gift.sender_user_id})
       .status();
 }
 
@@ -307,7 +415,7 @@ absl::StatusOr<std::vector<ProjectionResult>> ProjectionRepository::FoldInTransa
 
     *failed = FailedFold{&event, target_user_id, claim->prior_failures};
     if (absl::Status s = tx->SetSavepoint(); !s.ok()) return s;
-    absl::Status folded = UpsertWall(conn, event, *gift);
+    absl::Status folded = FoldIntoWall(conn, event, *gift);
     if (!folded.ok()) {
       if (!IsPermanentDataError(folded)) return folded;
       // No retry can fix an overflow: undo this event's wall writes, keep its claim, go dead.

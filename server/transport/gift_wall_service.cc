@@ -8,6 +8,7 @@
 #include "server/domain/app_code.h"
 #include "server/domain/envelope.h"
 #include "server/domain/page_token.h"
+#include "server/domain/text.h"
 #include "server/transport/grpc_status.h"
 
 namespace giftwall::transport {
@@ -53,9 +54,51 @@ std::optional<domain::WallSort> ToDomain(v1::GiftWallSort sort) {
       return domain::WallSort::kCountDesc;
     case v1::GIFT_WALL_SORT_LAST_RECEIVED_DESC:
       return domain::WallSort::kLastReceivedDesc;
+    case v1::GIFT_WALL_SORT_COINS_DESC:
+      return domain::WallSort::kCoinsDesc;
+    case v1::GIFT_WALL_SORT_FIRST_RECEIVED_ASC:
+      return domain::WallSort::kFirstReceivedAsc;
     default:
       return std::nullopt;
   }
+}
+
+void Fill(const storage::SenderStats& sender, v1::GiftWallSender* out) {
+  out->set_user_id(sender.user_id);
+  out->set_sent_count(sender.sent_count);
+  out->set_sent_coins(sender.sent_coins);
+  out->set_first_sent_at_ms(sender.first_sent_at_ms);
+  out->set_last_sent_at_ms(sender.last_sent_at_ms);
+}
+
+void Fill(const storage::WallItem& item, v1::GiftWallItem* out) {
+  out->set_gift_id(item.gift_id);
+  out->set_gift_count(item.gift_count);
+  out->set_total_coins(item.total_coins);
+  out->set_first_received_at_ms(item.first_received_at_ms);
+  out->set_last_received_at_ms(item.last_received_at_ms);
+  out->set_gift_name(item.gift_name);
+  out->set_gift_icon(item.gift_icon);
+  out->set_sender_count(item.sender_count);
+  if (item.top_sender.has_value()) Fill(*item.top_sender, out->mutable_top_sender());
+  out->set_first_sender_user_id(item.first_sender_user_id);
+}
+
+// The checks every wall read shares: a valid app_code, a user_id > 0 and a page_size >= 0.
+// Returns the normalized app_code and the effective page size.
+absl::Status CheckWallRead(absl::string_view raw_app_code, int64_t user_id, int32_t page_size,
+                           std::string* app_code, int* limit) {
+  absl::StatusOr<std::string> code = domain::NormalizeAppCode(raw_app_code);
+  if (!code.ok()) return code.status();
+  if (user_id <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("user_id must be > 0, got ", user_id));
+  }
+  if (page_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("page_size must be >= 0, got ", page_size));
+  }
+  *app_code = *std::move(code);
+  *limit = page_size == 0 ? kDefaultPageSize : std::min<int>(page_size, kMaxPageSize);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -130,17 +173,12 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
 grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerContext* context,
                                                        const v1::GetGiftWallRequest* request,
                                                        v1::GetGiftWallResponse* response) {
-  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
-  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
-  if (request->user_id() <= 0) {
-    return FinishNow(context,
-                     InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
-                                             "user_id must be > 0, got ", request->user_id()))));
-  }
-  if (request->page_size() < 0) {
-    return FinishNow(
-        context, InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
-                                         "page_size must be >= 0, got ", request->page_size()))));
+  std::string app_code;
+  int page_size = 0;
+  if (absl::Status s = CheckWallRead(request->app_code(), request->user_id(), request->page_size(),
+                                     &app_code, &page_size);
+      !s.ok()) {
+    return FinishNow(context, InvalidArgument("", s));
   }
   const std::optional<domain::WallSort> sort = ToDomain(request->sort());
   if (!sort.has_value()) {
@@ -150,15 +188,13 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
   }
   std::optional<storage::WallCursor> after;
   if (!request->page_token().empty()) {
-    absl::StatusOr<domain::GiftWallPageToken> token = domain::DecodeGiftWallPageToken(
-        request->page_token(), *app_code, request->user_id(), *sort);
+    absl::StatusOr<domain::GiftWallPageToken> token =
+        domain::DecodeGiftWallPageToken(request->page_token(), app_code, request->user_id(), *sort);
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
     after = storage::WallCursor{token->sort_value, std::move(token->gift_id)};
   }
-  const int page_size =
-      request->page_size() == 0 ? kDefaultPageSize : std::min(request->page_size(), kMaxPageSize);
   return Offload(context, workers_,
-                 [this, app_code = *std::move(app_code), user_id = request->user_id(), sort = *sort,
+                 [this, app_code = std::move(app_code), user_id = request->user_id(), sort = *sort,
                   after = std::move(after), page_size, response] {
                    absl::StatusOr<storage::WallPage> page =
                        wall_.ListWall(app_code, user_id, sort, after, page_size);
@@ -166,13 +202,8 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
                    absl::StatusOr<storage::WallSummary> summary =
                        wall_.Summarize(app_code, user_id);
                    if (!summary.ok()) return ToGrpcStatus(summary.status());
-                   for (const storage::WallItem& item : page->items) {
-                     v1::GiftWallItem* out = response->add_items();
-                     out->set_gift_id(item.gift_id);
-                     out->set_gift_count(item.gift_count);
-                     out->set_first_received_at_ms(item.first_received_at_ms);
-                     out->set_last_received_at_ms(item.last_received_at_ms);
-                   }
+                   for (const storage::WallItem& item : page->items)
+                     Fill(item, response->add_items());
                    if (page->has_more) {
                      const storage::WallItem& last = page->items.back();
                      response->set_next_page_token(domain::EncodeGiftWallPageToken(
@@ -181,9 +212,51 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
                    v1::GiftWallSummary* out = response->mutable_summary();
                    out->set_distinct_gifts(summary->distinct_gifts);
                    out->set_total_gift_count(summary->total_gift_count);
+                   out->set_total_coins(summary->total_coins);
                    out->set_last_received_at_ms(summary->last_received_at_ms);
                    return grpc::Status::OK;
                  });
+}
+
+grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
+    grpc::CallbackServerContext* context, const v1::ListGiftWallSendersRequest* request,
+    v1::ListGiftWallSendersResponse* response) {
+  std::string app_code;
+  int page_size = 0;
+  if (absl::Status s = CheckWallRead(request->app_code(), request->user_id(), request->page_size(),
+                                     &app_code, &page_size);
+      !s.ok()) {
+    return FinishNow(context, InvalidArgument("", s));
+  }
+  // Gift ids are stored trimmed (DESIGN §2.5): look them up the same way.
+  std::string gift_id(domain::TrimSpace(request->gift_id()));
+  if (gift_id.empty()) {
+    return FinishNow(context,
+                     InvalidArgument("", absl::InvalidArgumentError("gift_id is required")));
+  }
+  std::optional<storage::SenderCursor> after;
+  if (!request->page_token().empty()) {
+    absl::StatusOr<domain::SenderPageToken> token =
+        domain::DecodeSenderPageToken(request->page_token(), app_code, request->user_id(), gift_id);
+    if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    after = storage::SenderCursor{token->sent_count, token->last_sent_at_ms, token->sender_user_id};
+  }
+  return Offload(
+      context, workers_,
+      [this, app_code = std::move(app_code), user_id = request->user_id(),
+       gift_id = std::move(gift_id), after = std::move(after), page_size, response] {
+        absl::StatusOr<storage::SenderPage> page =
+            wall_.ListSenders(app_code, user_id, gift_id, after, page_size);
+        if (!page.ok()) return ToGrpcStatus(page.status());
+        for (const storage::SenderStats& sender : page->senders)
+          Fill(sender, response->add_senders());
+        if (page->has_more) {
+          const storage::SenderStats& last = page->senders.back();
+          response->set_next_page_token(domain::EncodeSenderPageToken(
+              {app_code, user_id, gift_id, last.sent_count, last.last_sent_at_ms, last.user_id}));
+        }
+        return grpc::Status::OK;
+      });
 }
 
 }  // namespace giftwall::transport

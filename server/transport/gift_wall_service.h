@@ -29,6 +29,9 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   grpc::ServerUnaryReactor* GetGiftWall(grpc::CallbackServerContext* context,
                                         const v1::GetGiftWallRequest* request,
                                         v1::GetGiftWallResponse* response) override;
+  grpc::ServerUnaryReactor* ListGiftWallSenders(grpc::CallbackServerContext* context,
+                                                const v1::ListGiftWallSendersRequest* request,
+                                                v1::ListGiftWallSendersResponse* response) override;
 
  private:
   storage::ProjectionRepository& projection_;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -350,6 +351,113 @@ TEST_F(ProjectionRepositoryTest, Rule10_AnyDeliveryOrderGivesTheSameWall) {
     EXPECT_EQ(db_.QueryInt("SELECT first_received_at_ms" + where), kT0 + 10);
     EXPECT_EQ(db_.QueryInt("SELECT last_received_at_ms" + where), kT0 + 90);
   }
+}
+
+// Sums: coins as debited at event time; events without a sender count toward the gift only.
+TEST_F(ProjectionRepositoryTest, Rule10_CoinsAndSendersAddUp) {
+  EXPECT_EQ(Project(Event("S1", GiftPayloadJson(7, "rose", 2, 100, 20))),
+            ProjectionOutcome::kProjected);
+  EXPECT_EQ(Project(Event("S2", GiftPayloadJson(7, "rose", 3, 101, 30), kT0 + 1)),
+            ProjectionOutcome::kProjected);
+  EXPECT_EQ(Project(Event("S3", GiftPayloadJson(7, "rose", 1, 100, 10), kT0 + 2)),
+            ProjectionOutcome::kProjected);
+  EXPECT_EQ(Project(Event("S4", GiftPayloadJson(7, "rose", 4, 0, 40), kT0 + 3)),  // no sender
+            ProjectionOutcome::kProjected);
+  const std::string wall = " FROM user_gift_wall WHERE user_id = 7 AND gift_id = 'rose'";
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count" + wall), 10);
+  EXPECT_EQ(db_.QueryInt("SELECT total_coins" + wall), 100);
+  EXPECT_EQ(db_.QueryInt("SELECT sender_count" + wall), 2);
+  const std::string sender = " FROM user_gift_wall_sender WHERE user_id = 7 AND sender_user_id = ";
+  EXPECT_EQ(db_.QueryInt("SELECT sent_count" + sender + "100"), 3);
+  EXPECT_EQ(db_.QueryInt("SELECT sent_coins" + sender + "100"), 30);
+  EXPECT_EQ(db_.QueryInt("SELECT first_sent_at_ms" + sender + "100"), kT0);
+  EXPECT_EQ(db_.QueryInt("SELECT last_sent_at_ms" + sender + "100"), kT0 + 2);
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_sender"), 2);
+}
+
+// The 冠名: the highest sent_count; a tie goes to whoever reached that count first (the earlier
+// last_sent_at_ms), then the lower user id. Same answer in any delivery order.
+TEST_F(ProjectionRepositoryTest, Rule10_TopSenderTieGoesToWhoReachedTheCountFirst) {
+  // Sender 200 reaches 2 at t+10; sender 100 reaches 2 at t+30; then sender 100 passes at t+40.
+  const std::vector<GiftEvent> events = {
+      Event("A1", GiftPayloadJson(7, "rose", 2, 200, 0), kT0 + 10),
+      Event("B1", GiftPayloadJson(7, "rose", 1, 100, 0), kT0 + 20),
+      Event("B2", GiftPayloadJson(7, "rose", 1, 100, 0), kT0 + 30),
+      Event("B3", GiftPayloadJson(7, "rose", 1, 100, 0), kT0 + 40)};
+  const std::string top = "SELECT top_sender_user_id FROM user_gift_wall WHERE user_id = 7";
+  ASSERT_EQ(Project(events[0]), ProjectionOutcome::kProjected);
+  EXPECT_EQ(db_.QueryInt(top), 200);
+  ASSERT_EQ(Project(events[1]), ProjectionOutcome::kProjected);
+  ASSERT_EQ(Project(events[2]), ProjectionOutcome::kProjected);
+  EXPECT_EQ(db_.QueryInt(top), 200) << "a tie stays with who got there first";
+  ASSERT_EQ(Project(events[3]), ProjectionOutcome::kProjected);
+  EXPECT_EQ(db_.QueryInt(top), 100) << "passing takes the top";
+  EXPECT_EQ(db_.QueryInt("SELECT top_sender_count FROM user_gift_wall WHERE user_id = 7"), 3);
+  EXPECT_EQ(db_.QueryInt("SELECT top_sender_last_sent_at_ms FROM user_gift_wall WHERE user_id = 7"),
+            kT0 + 40);
+
+  // The same events in reverse order, on another wall: the tie at 2 is decided by time, not
+  // by arrival.
+  for (auto it = events.rbegin() + 1; it != events.rend(); ++it) {
+    GiftEvent e = *it;
+    e.event_id += "-r";
+    e.payload_json =
+        absl::StrReplaceAll(e.payload_json, {{"\"target_user_id\":7", "\"target_user_id\":8"}});
+    ASSERT_EQ(Project(e), ProjectionOutcome::kProjected);
+  }
+  EXPECT_EQ(db_.QueryInt("SELECT top_sender_user_id FROM user_gift_wall WHERE user_id = 8"), 200);
+  // Equal count and equal time: the lower user id.
+  EXPECT_EQ(Project(Event("C1", GiftPayloadJson(9, "rose", 1, 300, 0), kT0)),
+            ProjectionOutcome::kProjected);
+  EXPECT_EQ(Project(Event("C2", GiftPayloadJson(9, "rose", 1, 299, 0), kT0)),
+            ProjectionOutcome::kProjected);
+  EXPECT_EQ(db_.QueryInt("SELECT top_sender_user_id FROM user_gift_wall WHERE user_id = 9"), 299);
+}
+
+TEST_F(ProjectionRepositoryTest, Rule10_FirstSenderIsTheSenderOfTheEarliestEventWithOne) {
+  EXPECT_EQ(Project(Event("F3", GiftPayloadJson(7, "rose", 1, 0, 0), kT0)),  // earliest, no sender
+            ProjectionOutcome::kProjected);
+  EXPECT_EQ(Project(Event("F2", GiftPayloadJson(7, "rose", 1, 102, 0), kT0 + 50)),
+            ProjectionOutcome::kProjected);
+  EXPECT_EQ(Project(Event("F1", GiftPayloadJson(7, "rose", 1, 101, 0), kT0 + 50)),
+            ProjectionOutcome::kProjected);  // same time, smaller event id: earlier
+  EXPECT_EQ(Project(Event("F9", GiftPayloadJson(7, "rose", 1, 109, 0), kT0 + 60)),
+            ProjectionOutcome::kProjected);
+  EXPECT_EQ(db_.QueryInt("SELECT first_sender_user_id FROM user_gift_wall"), 101);
+}
+
+TEST_F(ProjectionRepositoryTest, Rule10_NameAndIconComeFromTheLatestEventThatCarriesThem) {
+  auto payload = [](const std::string& extra) {
+    return absl::StrCat(R"({"target_user_id":7,"gift_id":"rose","gift_count":1)", extra, "}");
+  };
+  EXPECT_EQ(
+      Project(Event("N2", payload(R"(,"gift_name":"Rose v2","gift_icon":"v2.png")"), kT0 + 20)),
+      ProjectionOutcome::kProjected);
+  EXPECT_EQ(
+      Project(Event("N1", payload(R"(,"gift_name":"Rose v1","gift_icon":"v1.png")"), kT0 + 10)),
+      ProjectionOutcome::kProjected);  // older, arrives later: changes nothing
+  EXPECT_EQ(Project(Event("N3", payload(""), kT0 + 30)), ProjectionOutcome::kProjected);
+  EXPECT_EQ(Project(Event("N4", payload(R"(,"gift_name":"  ","gift_icon":"v4.png")"), kT0 + 40)),
+            ProjectionOutcome::kProjected);  // a blank name is no name
+  EXPECT_EQ(db_.QueryString("SELECT gift_name FROM user_gift_wall"), "Rose v2");
+  EXPECT_EQ(db_.QueryString("SELECT gift_icon FROM user_gift_wall"), "v4.png");
+}
+
+TEST_F(ProjectionRepositoryTest, Rule6_CoinOverflowIsDeadAndNothingChanges) {
+  const int64_t big = std::numeric_limits<int64_t>::max() - 1;
+  EXPECT_EQ(Project(Event("E1", GiftPayloadJson(7, "rose", 1, 100, big))),
+            ProjectionOutcome::kProjected);
+  // Overflows the wall's and the sender's coins: neither row changes, not even the sender's.
+  EXPECT_EQ(Project(Event("E2", GiftPayloadJson(7, "rose", 1, 100, 5), kT0 + 1)),
+            ProjectionOutcome::kDead);
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall"), 1);
+  EXPECT_EQ(db_.QueryInt("SELECT sent_count FROM user_gift_wall_sender"), 1);
+  EXPECT_EQ(db_.QueryInt("SELECT last_received_at_ms FROM user_gift_wall"), kT0);
+  // Another sender's event also overflows the wall's total: dead, and no sender row appears.
+  EXPECT_EQ(Project(Event("E3", GiftPayloadJson(7, "rose", 1, 101, 5), kT0 + 2)),
+            ProjectionOutcome::kDead);
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_sender"), 1);
+  EXPECT_EQ(db_.QueryInt("SELECT sender_count FROM user_gift_wall"), 1);
 }
 
 TEST_F(ProjectionRepositoryTest, Rule11_ScanFindsEventsTheRelayLost) {
