@@ -1,18 +1,21 @@
 // giftwall: the command-line client of the gift wall service.
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
-#include "absl/status/status.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "client/admin_commands.h"
+#include "client/cli.h"
 #include "client/wall_table.h"
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -20,24 +23,16 @@
 #include "grpcpp/grpcpp.h"
 #include "server/env_flags.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:50051", "the service's host:port");
-ABSL_FLAG(bool, json, false, "print responses as JSON (for scripts)");
-ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "deadline of each call");
-
-ABSL_FLAG(std::string, app_code, "", "the app (tenant)");
-ABSL_FLAG(std::string, event_id, "", "project: the outbox event's id");
+// The flags the commands below share (--server, --app_code, ...) are in client/cli.cc, the
+// admin commands' in client/admin_commands.cc.
 ABSL_FLAG(std::string, event_type, "WalletGiftDebited", "project: the event's type");
 ABSL_FLAG(std::string, payload, "", "project: the event's JSON payload");
 ABSL_FLAG(std::string, payload_file, "", "project: read the payload from this file");
 ABSL_FLAG(std::string, message_file, "",
           "project: read the whole WalletOutboxMessage from this JSON file (proto field names)");
 ABSL_FLAG(int64_t, occurred_at_ms, 0, "project: the event's time (default: now)");
-ABSL_FLAG(int64_t, user_id, 0, "wall: whose wall");
 ABSL_FLAG(std::string, sort, "count", "wall: count | coins | last_received | first_received");
 ABSL_FLAG(std::string, gift_id, "", "senders: which gift");
-ABSL_FLAG(int, page_size, 0, "wall, senders: rows per page (0: the server's default, 50)");
-ABSL_FLAG(std::string, page_token, "", "wall, senders: next_page_token of the previous page");
-ABSL_FLAG(bool, all, false, "wall, senders: fetch every page");
 ABSL_FLAG(std::string, service, "readiness", "health: the health service name to check");
 
 namespace giftwall::client {
@@ -50,30 +45,9 @@ constexpr char kUsage[] =
     "  giftwall wall --app_code=A --user_id=U [--sort=coins] [--all]\n"
     "  giftwall senders --app_code=A --user_id=U --gift_id=G [--all]\n"
     "  giftwall health [--service=readiness]\n"
+    "  giftwall admin status|event|dead|requeue|catch-up|verify|rebuild --app_code=A\n"
+    "      operate the projection (server run with --enable_admin); `giftwall admin` for more\n"
     "Common: --server=host:port (or GIFTWALL_SERVER), --json, --timeout=10s.";
-
-int Fail(absl::string_view what) {
-  std::fprintf(stderr, "giftwall: %s\n", std::string(what).c_str());
-  return 2;
-}
-
-int RpcFailed(const grpc::Status& status) {
-  // absl's status codes are gRPC's, by number: reuse its names.
-  const std::string code =
-      absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
-  std::fprintf(stderr, "giftwall: %s: %s\n", code.c_str(), status.error_message().c_str());
-  return 1;
-}
-
-std::string ToJson(const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  options.add_whitespace = true;
-  std::string out;
-  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
-  return out;
-}
 
 bool ReadFile(const std::string& path, std::string* out) {
   std::ifstream in(path);
@@ -82,14 +56,6 @@ bool ReadFile(const std::string& path, std::string* out) {
   buffer << in.rdbuf();
   *out = buffer.str();
   return true;
-}
-
-void SetDeadline(grpc::ClientContext* context) {
-  context->set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_timeout)));
-}
-
-std::shared_ptr<grpc::Channel> Channel() {
-  return grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials());
 }
 
 int Project() {
@@ -125,30 +91,6 @@ int Project() {
     outcome.remove_prefix(absl::string_view("PROJECTION_OUTCOME_").size());
     std::cout << outcome << (response.detail().empty() ? "" : ": ") << response.detail() << "\n";
   }
-  return 0;
-}
-
-// Fetches one page, or with --all every page merged into one, and prints it.
-template <typename Request, typename Response>
-int Paged(Request request, grpc::Status (*call)(grpc::ClientContext*, const Request&, Response*),
-          void (*merge)(const Response& page, Response* all),
-          std::string (*format)(const Response&)) {
-  Response all;
-  for (;;) {
-    grpc::ClientContext context;
-    SetDeadline(&context);
-    Response page;
-    grpc::Status status = call(&context, request, &page);
-    if (!status.ok()) return RpcFailed(status);
-    if (!absl::GetFlag(FLAGS_all)) {
-      all = std::move(page);
-      break;
-    }
-    merge(page, &all);
-    if (page.next_page_token().empty()) break;
-    request.set_page_token(page.next_page_token());
-  }
-  std::cout << (absl::GetFlag(FLAGS_json) ? ToJson(all) : format(all));
   return 0;
 }
 
@@ -230,9 +172,28 @@ int Health() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(giftwall::client::kUsage);
+  // absl's --help lists only flags defined in a file named after the program; the client's are
+  // spread over client/*.cc.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "client/");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   std::vector<char*> args = giftwall::ParseFlagsWithEnvironment(argc, argv, "GIFTWALL_");
-  if (args.size() != 2) return giftwall::client::Fail(giftwall::client::kUsage);
+  if (args.size() < 2) return giftwall::client::Fail(giftwall::client::kUsage);
   const absl::string_view command = args[1];
+  if (command == "admin") {
+    if (args.size() > 3) {
+      return giftwall::client::Fail(absl::StrCat("admin: unexpected argument \"", args[3], "\"\n",
+                                                 giftwall::client::kAdminUsage));
+    }
+    return giftwall::client::RunAdmin(args.size() == 3 ? args[2] : "");
+  }
+  if (args.size() != 2) {
+    return giftwall::client::Fail(
+        absl::StrCat("unexpected argument \"", args[2], "\"\n", giftwall::client::kUsage));
+  }
   if (command == "project") return giftwall::client::Project();
   if (command == "wall") return giftwall::client::Wall();
   if (command == "senders") return giftwall::client::Senders();

@@ -16,12 +16,17 @@
 #include "server/env_flags.h"
 #include "server/server_config.h"
 #include "server/storage/connection_pool.h"
+#include "server/storage/ledger_repository.h"
 #include "server/storage/migrator.h"
 #include "server/storage/projection_repository.h"
+#include "server/storage/wall_audit_repository.h"
 #include "server/storage/wall_repository.h"
+#include "server/transport/admin_service.h"
 #include "server/transport/gift_wall_service.h"
 #include "server/transport/readiness.h"
 #include "server/transport/worker_pool.h"
+#include "server/worker/catch_up_worker.h"
+#include "server/worker/rebuild_runner.h"
 
 namespace giftwall {
 namespace {
@@ -63,8 +68,13 @@ int Serve(const ServerConfig& config) {
   storage::ConnectionPool pool(config.pool);
   storage::ProjectionRepository projection(pool, config.projection);
   storage::WallRepository wall(pool);
+  storage::LedgerRepository ledger(pool);
+  storage::WallAuditRepository audit(pool, config.projection.retry);
+  worker::RebuildRunner rebuilds(audit);
   transport::WorkerPool workers(config.worker_threads, config.queue_capacity);
   transport::GiftWallService gift_wall(projection, wall, workers);
+  transport::AdminService admin(ledger, projection, audit, rebuilds, workers);
+  worker::CatchUpWorker catch_up(projection, ledger, config.catch_up);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -72,6 +82,7 @@ int Serve(const ServerConfig& config) {
   int port = 0;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&gift_wall);
+  if (config.enable_admin) builder.RegisterService(&admin);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     LOG(ERROR) << "cannot listen on " << config.listen;
@@ -82,11 +93,14 @@ int Serve(const ServerConfig& config) {
   grpc::HealthCheckServiceInterface& health = *server->GetHealthCheckService();
   health.SetServingStatus("", true);
   transport::ReadinessProbe readiness(pool, health, absl::Seconds(2));
+  if (config.enable_admin) LOG(INFO) << "serving giftwall.v1.ProjectionAdminService";
+  if (config.catch_up.interval > absl::ZeroDuration()) catch_up.Start();
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   LOG(INFO) << "received " << strsignal(signal_number) << ": readiness off, draining";
   readiness.Stop();
+  catch_up.Stop();
   absl::SleepFor(config.drain_delay);
 
   const absl::Time deadline = absl::Now() + config.shutdown_grace;

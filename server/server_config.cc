@@ -11,7 +11,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "server/domain/app_code.h"
 #include "server/storage/mysql_url.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "host:port to serve gRPC on");
@@ -40,6 +43,20 @@ ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
           "on SIGTERM, how long to keep serving after readiness turns NOT_SERVING");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(15),
           "on SIGTERM, how long in-flight and queued calls may take to finish");
+ABSL_FLAG(absl::Duration, catchup_interval, absl::Seconds(2),
+          "how often the background catch-up scan runs; 0 turns it off");
+ABSL_FLAG(std::string, catchup_app_codes, "",
+          "comma-separated app codes to scan; empty: every app code in the outbox");
+ABSL_FLAG(absl::Duration, catchup_min_age, absl::Seconds(10),
+          "outbox events younger than this are left to the relay");
+ABSL_FLAG(absl::Duration, catchup_safety_margin, absl::Minutes(5),
+          "how far behind what it has read the scan's horizon trails (created_at is not commit "
+          "order)");
+ABSL_FLAG(absl::Duration, catchup_full_sweep, absl::Hours(1),
+          "how often the scan reads the whole outbox instead of starting at its horizon");
+ABSL_FLAG(int, catchup_batch, 100, "events per catch-up pass, 1..100");
+ABSL_FLAG(bool, enable_admin, false,
+          "serve giftwall.v1.ProjectionAdminService (requeue, verify, rebuild, ...)");
 
 namespace giftwall {
 namespace {
@@ -138,6 +155,33 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     if (!s.ok()) return s;
   }
   if (config.drain_delay < absl::ZeroDuration()) return Invalid("drain_delay", "must be >= 0");
+
+  worker::CatchUpOptions& catch_up = config.catch_up;
+  catch_up.interval = absl::GetFlag(FLAGS_catchup_interval);
+  catch_up.min_age = absl::GetFlag(FLAGS_catchup_min_age);
+  catch_up.safety_margin = absl::GetFlag(FLAGS_catchup_safety_margin);
+  catch_up.full_sweep_every = absl::GetFlag(FLAGS_catchup_full_sweep);
+  catch_up.batch = absl::GetFlag(FLAGS_catchup_batch);
+  if (catch_up.interval < absl::ZeroDuration()) {
+    return Invalid("catchup_interval", "must be >= 0 (0 turns the scan off)");
+  }
+  if (catch_up.min_age < absl::ZeroDuration()) return Invalid("catchup_min_age", "must be >= 0");
+  if (catch_up.safety_margin < absl::ZeroDuration()) {
+    return Invalid("catchup_safety_margin", "must be >= 0");
+  }
+  if (absl::Status s = PositiveDuration("catchup_full_sweep", catch_up.full_sweep_every); !s.ok()) {
+    return s;
+  }
+  if (catch_up.batch < 1 || catch_up.batch > 100) {
+    return Invalid("catchup_batch", absl::StrCat("must be in 1..100, got ", catch_up.batch));
+  }
+  for (absl::string_view code :
+       absl::StrSplit(absl::GetFlag(FLAGS_catchup_app_codes), ',', absl::SkipWhitespace())) {
+    absl::StatusOr<std::string> normalized = domain::NormalizeAppCode(code);
+    if (!normalized.ok()) return Invalid("catchup_app_codes", normalized.status().message());
+    catch_up.app_codes.push_back(*std::move(normalized));
+  }
+  config.enable_admin = absl::GetFlag(FLAGS_enable_admin);
   if (config.shutdown_grace < absl::ZeroDuration())
     return Invalid("shutdown_grace", "must be >= 0");
   return config;
@@ -146,12 +190,15 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
 std::string Describe(const ServerConfig& config) {
   return absl::StrFormat(
       "listen=%s db=%s pool=%d workers=%d queue=%d worker_id=%s lease_ttl=%s max_retries=%d "
-      "lock_wait=%s statement_timeout=%s",
+      "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s",
       config.listen, config.pool.endpoint.Describe(), config.pool.max_size, config.worker_threads,
       config.queue_capacity, config.projection.worker_id,
       absl::FormatDuration(config.projection.lease_ttl), config.projection.retry.max_retries,
       absl::FormatDuration(config.pool.session.lock_wait_timeout),
-      absl::FormatDuration(config.pool.session.statement_timeout));
+      absl::FormatDuration(config.pool.session.statement_timeout),
+      absl::FormatDuration(config.catch_up.interval),
+      config.catch_up.app_codes.empty() ? "(all)" : absl::StrJoin(config.catch_up.app_codes, ","),
+      config.enable_admin ? "on" : "off");
 }
 
 }  // namespace giftwall

@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "server/storage/connection_pool.h"
 #include "server/storage/projection_repository.h"
+#include "server/worker/catch_up_worker.h"
 
 namespace giftwall {
 
@@ -21,6 +22,10 @@ struct ServerConfig {
   // load balancers stop sending it calls, then it drains for at most shutdown_grace.
   absl::Duration drain_delay;
   absl::Duration shutdown_grace;
+  // The background catch-up scan; off when its interval is 0.
+  worker::CatchUpOptions catch_up;
+  // Serve ProjectionAdminService.
+  bool enable_admin = false;
 };
 
 // Reads and checks the flags. INVALID_ARGUMENT names the flag and what it expects.

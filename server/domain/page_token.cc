@@ -10,6 +10,7 @@ namespace {
 constexpr uint8_t kTokenVersion = 1;
 constexpr uint8_t kGiftWallTokenKind = 1;
 constexpr uint8_t kSenderTokenKind = 2;
+constexpr uint8_t kDeadEventTokenKind = 3;
 // A token longer than this was not issued by this service.
 constexpr size_t kMaxTokenChars = 1024;
 
@@ -182,6 +183,31 @@ absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
     return absl::InvalidArgumentError(
         "page_token was issued for another gift's senders: pass it only with the app_code, "
         "user_id and gift_id of the request that returned it");
+  }
+  return out;
+}
+
+std::string EncodeDeadEventPageToken(const DeadEventPageToken& token) {
+  TokenWriter w = StartToken(kDeadEventTokenKind);
+  w.Str(token.app_code);
+  w.Str(token.error_contains);
+  w.Str(token.event_id);
+  return w.Finish();
+}
+
+absl::StatusOr<DeadEventPageToken> DecodeDeadEventPageToken(absl::string_view token,
+                                                            absl::string_view app_code,
+                                                            absl::string_view error_contains) {
+  std::optional<TokenReader> r = OpenToken(token, kDeadEventTokenKind);
+  DeadEventPageToken out;
+  if (!r || !r->Str(&out.app_code) || !r->Str(&out.error_contains) || !r->Str(&out.event_id) ||
+      !r->AtEnd()) {
+    return Malformed();
+  }
+  if (out.app_code != app_code || out.error_contains != error_contains) {
+    return absl::InvalidArgumentError(
+        "page_token was issued for another app_code or error_contains: pass it only with the "
+        "request that returned it");
   }
   return out;
 }

@@ -58,6 +58,19 @@ absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
                                                       absl::string_view app_code, int64_t user_id,
                                                       absl::string_view gift_id);
 
+// Where the next page of dead events starts: after this event id, for the same filter.
+struct DeadEventPageToken {
+  std::string app_code;
+  std::string error_contains;
+  std::string event_id;
+};
+
+std::string EncodeDeadEventPageToken(const DeadEventPageToken& token);
+
+absl::StatusOr<DeadEventPageToken> DecodeDeadEventPageToken(absl::string_view token,
+                                                            absl::string_view app_code,
+                                                            absl::string_view error_contains);
+
 }  // namespace giftwall::domain
 
 #endif  // GIFTWALL_SERVER_DOMAIN_PAGE_TOKEN_H_

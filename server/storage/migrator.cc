@@ -31,9 +31,9 @@ VALUES (?, ?, ?, CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)))sql";
 
 // The lock is server-wide: name it after the database so that databases migrate independently.
 constexpr absl::string_view kGetLock =
-    "SELECT COALESCE(GET_LOCK(CONCAT('giftwall.migrate.', DATABASE()), ?), 0)";
+    "SELECT COALESCE(GET_LOCK(CONCAT('giftwall.migrate.', SHA1(DATABASE())), ?), 0)";
 constexpr absl::string_view kReleaseLock =
-    "SELECT RELEASE_LOCK(CONCAT('giftwall.migrate.', DATABASE()))";
+    "SELECT RELEASE_LOCK(CONCAT('giftwall.migrate.', SHA1(DATABASE())))";
 constexpr int64_t kLockWaitSeconds = 120;
 
 // Errors that mean "this statement already took effect": a run that died half-way through a

@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "glog/logging.h"
+#include "server/storage/contention.h"
+#include "server/storage/db_clock.h"
 
 namespace giftwall::storage {
 
@@ -20,11 +22,7 @@ using domain::ProjectionResult;
 
 namespace {
 
-// The database's clock in Unix milliseconds (the session runs in UTC). Leases and backoff use
-// it rather than this host's clock, so replicas with skewed clocks cannot steal leases.
-#define DB_NOW_MS "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
-
-constexpr absl::string_view kSelectDbNow = "SELECT " DB_NOW_MS;
+constexpr absl::string_view kSelectDbNow = "SELECT " GIFTWALL_DB_NOW_MS;
 
 // A new event is claimed by inserting its ledger row: of concurrent deliveries exactly one
 // insert succeeds, the others wait for it (up to the lock-wait bound) and then see its outcome.
@@ -32,13 +30,14 @@ constexpr absl::string_view kClaimByInsert = R"sql(
 INSERT INTO wallet_projection_events
   (projection_name, app_code, event_id, status, retry_count, locked_by, locked_until_ms,
    next_attempt_at_ms, projected_by, target_user_id, created_at_ms, updated_at_ms)
-VALUES ('user_gift_wall', ?, ?, 'processing', 0, ?, )sql" DB_NOW_MS R"sql( + ?,
-        )sql" DB_NOW_MS R"sql( + ?, ?, ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql())sql";
+VALUES ('user_gift_wall', ?, ?, 'processing', 0, ?, )sql" GIFTWALL_DB_NOW_MS R"sql( + ?,
+        )sql" GIFTWALL_DB_NOW_MS R"sql( + ?, ?, ?, )sql" GIFTWALL_DB_NOW_MS
+                                             R"sql(, )sql" GIFTWALL_DB_NOW_MS R"sql())sql";
 
 // A plain (non-locking) read: under READ COMMITTED it sees the committed row, and taking no
 // lock is what keeps concurrent duplicate deliveries from deadlocking one another.
 constexpr absl::string_view kReadLedgerRow = R"sql(
-SELECT status, retry_count, locked_by, locked_until_ms, last_error, )sql" DB_NOW_MS R"sql(
+SELECT status, retry_count, locked_by, locked_until_ms, last_error, )sql" GIFTWALL_DB_NOW_MS R"sql(
 FROM wallet_projection_events
 WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
 
@@ -46,23 +45,24 @@ WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
 // and dead rows are never re-projected.
 constexpr absl::string_view kReclaim = R"sql(
 UPDATE wallet_projection_events
-SET status = 'processing', locked_by = ?, locked_until_ms = )sql" DB_NOW_MS R"sql( + ?,
-    next_attempt_at_ms = )sql" DB_NOW_MS R"sql( + ?, projected_by = ?, target_user_id = ?,
-    updated_at_ms = )sql" DB_NOW_MS R"sql(
+SET status = 'processing', locked_by = ?, locked_until_ms = )sql" GIFTWALL_DB_NOW_MS R"sql( + ?,
+    next_attempt_at_ms = )sql" GIFTWALL_DB_NOW_MS R"sql( + ?, projected_by = ?, target_user_id = ?,
+    updated_at_ms = )sql" GIFTWALL_DB_NOW_MS R"sql(
 WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?
-  AND status IN ('failed', 'processing') AND locked_until_ms <= )sql" DB_NOW_MS;
+  AND status IN ('failed', 'processing') AND locked_until_ms <= )sql" GIFTWALL_DB_NOW_MS;
 
 constexpr absl::string_view kMarkDone = R"sql(
 UPDATE wallet_projection_events
 SET status = 'done', locked_by = '', locked_until_ms = 0, next_attempt_at_ms = 0,
-    last_error = '', processed_at_ms = )sql" DB_NOW_MS R"sql(, updated_at_ms = )sql" DB_NOW_MS
+    last_error = '', processed_at_ms = )sql" GIFTWALL_DB_NOW_MS
+                                        R"sql(, updated_at_ms = )sql" GIFTWALL_DB_NOW_MS
                                         R"sql(
 WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
 
 constexpr absl::string_view kMarkDead = R"sql(
 UPDATE wallet_projection_events
 SET status = 'dead', locked_by = '', locked_until_ms = 0, next_attempt_at_ms = 0,
-    last_error = ?, updated_at_ms = )sql" DB_NOW_MS R"sql(
+    last_error = ?, updated_at_ms = )sql" GIFTWALL_DB_NOW_MS R"sql(
 WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
 
 // After a rollback the row is back to what was committed: failed (a re-claim was undone), an
@@ -72,10 +72,11 @@ WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
 constexpr absl::string_view kRecordFailure = R"sql(
 UPDATE wallet_projection_events
 SET status = IF(retry_count + 1 >= ?, 'dead', 'failed'), retry_count = retry_count + 1,
-    locked_by = '', locked_until_ms = 0, next_attempt_at_ms = )sql" DB_NOW_MS R"sql( + ?,
-    last_error = ?, updated_at_ms = )sql" DB_NOW_MS R"sql(
+    locked_by = '', locked_until_ms = 0, next_attempt_at_ms = )sql" GIFTWALL_DB_NOW_MS R"sql( + ?,
+    last_error = ?, updated_at_ms = )sql" GIFTWALL_DB_NOW_MS R"sql(
 WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?
-  AND (status = 'failed' OR (status = 'processing' AND locked_until_ms <= )sql" DB_NOW_MS R"sql())
+  AND (status = 'failed' OR (status = 'processing' AND locked_until_ms <= )sql" GIFTWALL_DB_NOW_MS
+                                             R"sql())
 )sql";
 
 // If a row appeared meanwhile, another worker claimed the event: its outcome stands.
@@ -83,8 +84,9 @@ constexpr absl::string_view kInsertFailure = R"sql(
 INSERT INTO wallet_projection_events
   (projection_name, app_code, event_id, status, retry_count, next_attempt_at_ms, last_error,
    projected_by, target_user_id, created_at_ms, updated_at_ms)
-VALUES ('user_gift_wall', ?, ?, IF(1 >= ?, 'dead', 'failed'), 1, )sql" DB_NOW_MS R"sql( + ?, ?, ?,
-        ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql()
+VALUES ('user_gift_wall', ?, ?, IF(1 >= ?, 'dead', 'failed'), 1, )sql" GIFTWALL_DB_NOW_MS
+                                             R"sql( + ?, ?, ?,
+        ?, )sql" GIFTWALL_DB_NOW_MS R"sql(, )sql" GIFTWALL_DB_NOW_MS R"sql()
 ON DUPLICATE KEY UPDATE updated_at_ms = updated_at_ms)sql";
 
 // The sender's totals for this gift on this wall. Affected rows say whether the sender is new
@@ -93,7 +95,7 @@ constexpr absl::string_view kUpsertSender = R"sql(
 INSERT INTO user_gift_wall_sender
   (app_code, user_id, gift_id, sender_user_id, sent_count, sent_coins, first_sent_at_ms,
    last_sent_at_ms, created_at_ms, updated_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql()
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, )sql" GIFTWALL_DB_NOW_MS R"sql(, )sql" GIFTWALL_DB_NOW_MS R"sql()
 ON DUPLICATE KEY UPDATE
   sent_count = sent_count + VALUES(sent_count),
   sent_coins = sent_coins + VALUES(sent_coins),
@@ -122,7 +124,7 @@ SELECT ?, ?, ?, ?, ?, ?,
        ?, ?, ?, ?, ?,
        ?, ?, ?, COALESCE(s.sender_user_id, 0), COALESCE(s.sent_count, 0),
        COALESCE(s.sent_coins, 0), COALESCE(s.first_sent_at_ms, 0), COALESCE(s.last_sent_at_ms, 0),
-       ?, ?, ?, )sql" DB_NOW_MS R"sql(, )sql" DB_NOW_MS R"sql(
+       ?, ?, ?, )sql" GIFTWALL_DB_NOW_MS R"sql(, )sql" GIFTWALL_DB_NOW_MS R"sql(
 FROM (SELECT 1) AS this_event
 LEFT JOIN user_gift_wall_sender s
   ON s.app_code = ? AND s.user_id = ? AND s.gift_id = ? AND s.sender_user_id = ?
@@ -202,7 +204,30 @@ WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
 ORDER BY wo.created_at_ms ASC, wo.event_id ASC
 LIMIT ?)sql";
 
-#undef DB_NOW_MS
+// The dead row, locked: a requeue and a concurrent one must not both fold the event.
+constexpr absl::string_view kLockLedgerRow = R"sql(
+SELECT status FROM wallet_projection_events
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?
+FOR UPDATE)sql";
+
+constexpr absl::string_view kReadLedgerStatus = R"sql(
+SELECT status FROM wallet_projection_events
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
+
+// The outbox is the source of truth; a plain read, the wallet's row is not locked.
+constexpr absl::string_view kReadOutboxRow = R"sql(
+SELECT event_type, COALESCE(payload, ''), created_at_ms FROM wallet_outbox
+WHERE app_code = ? AND event_id = ?)sql";
+
+constexpr absl::string_view kClaimDead =
+    R"sql(
+UPDATE wallet_projection_events
+SET status = 'processing', retry_count = 0, requeue_count = requeue_count + 1, locked_by = ?,
+    locked_until_ms = )sql" GIFTWALL_DB_NOW_MS
+    R"sql( + ?, next_attempt_at_ms = )sql" GIFTWALL_DB_NOW_MS R"sql( + ?,
+    projected_by = 'requeue', target_user_id = ?, last_error = '',
+    updated_at_ms = )sql" GIFTWALL_DB_NOW_MS R"sql(
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ? AND status = 'dead')sql";
 
 enum class ClaimState { kClaimed, kDone, kDead, kLeased };
 
@@ -239,11 +264,6 @@ struct ProjectionRepository::FailedFold {
 
 ProjectionRepository::ProjectionRepository(ConnectionPool& pool, ProjectionOptions options)
     : pool_(pool), options_(std::move(options)) {}
-
-double ProjectionRepository::Jitter() {
-  absl::MutexLock lock(&rng_mu_);
-  return absl::Uniform(rng_, 0.0, 1.0);
-}
 
 namespace {
 
@@ -359,6 +379,33 @@ ProjectionResult Result(ProjectionOutcome outcome, std::string detail = "") {
   return ProjectionResult{outcome, std::move(detail)};
 }
 
+// Folds an event that `tx` has claimed. An invalid payload, or a wall that cannot absorb the event
+// (an overflow: rolled back to a savepoint taken after the claim), makes it dead at once with
+// the reason kept; otherwise it is folded and marked done. An error is transient or contention:
+// the caller rolls the transaction back.
+absl::StatusOr<ProjectionResult> FoldClaimed(Transaction& tx, const GiftEvent& event,
+                                             const absl::StatusOr<GiftPayload>& gift) {
+  SqlConnection& conn = tx.conn();
+  auto mark_dead = [&](absl::string_view why) -> absl::StatusOr<ProjectionResult> {
+    const std::string reason = domain::LastError(why);
+    absl::StatusOr<int64_t> marked = conn.Execute(kMarkDead, {reason, event.app_code, Id(event)});
+    if (!marked.ok()) return marked.status();
+    return Result(ProjectionOutcome::kDead, reason);
+  };
+  // A bad payload is permanent: dead at once, so that one bad event never blocks the relay's
+  // queue (the seed retried it ten times).
+  if (!gift.ok()) return mark_dead(gift.status().message());
+  if (absl::Status s = tx.SetSavepoint(); !s.ok()) return s;
+  if (absl::Status folded = FoldIntoWall(conn, event, *gift); !folded.ok()) {
+    if (!IsPermanentDataError(folded)) return folded;
+    if (absl::Status s = tx.RollbackToSavepoint(); !s.ok()) return s;
+    return mark_dead(absl::StrCat("the wall cannot absorb this event: ", folded.message()));
+  }
+  absl::StatusOr<int64_t> done = conn.Execute(kMarkDone, {event.app_code, Id(event)});
+  if (!done.ok()) return done.status();
+  return Result(ProjectionOutcome::kProjected);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ProjectionResult>> ProjectionRepository::FoldInTransaction(
@@ -403,40 +450,14 @@ absl::StatusOr<std::vector<ProjectionResult>> ProjectionRepository::FoldInTransa
         break;
     }
 
-    if (!gift.ok()) {
-      // A bad payload is permanent: dead at once, reason kept, so that one bad event never
-      // blocks the relay's queue (the seed retried it ten times).
-      const std::string reason = domain::LastError(gift.status().message());
-      absl::StatusOr<int64_t> marked = conn.Execute(kMarkDead, {reason, event.app_code, Id(event)});
-      if (!marked.ok()) return marked.status();
-      results[i] = Result(ProjectionOutcome::kDead, reason);
-      continue;
-    }
-
-    *failed = FailedFold{&event, target_user_id, claim->prior_failures};
-    if (absl::Status s = tx->SetSavepoint(); !s.ok()) return s;
-    absl::Status folded = FoldIntoWall(conn, event, *gift);
-    if (!folded.ok()) {
-      if (!IsPermanentDataError(folded)) return folded;
-      // No retry can fix an overflow: undo this event's wall writes, keep its claim, go dead.
-      if (absl::Status s = tx->RollbackToSavepoint(); !s.ok()) return s;
-      const std::string reason =
-          domain::LastError(absl::StrCat("the wall cannot absorb this event: ", folded.message()));
-      absl::StatusOr<int64_t> marked = conn.Execute(kMarkDead, {reason, event.app_code, Id(event)});
-      if (!marked.ok()) return marked.status();
-      results[i] = Result(ProjectionOutcome::kDead, reason);
-      failed->reset();
-      continue;
-    }
-    absl::StatusOr<int64_t> done = conn.Execute(kMarkDone, {event.app_code, Id(event)});
-    if (!done.ok()) return done.status();
-    results[i] = Result(ProjectionOutcome::kProjected);
-    failed->reset();
-  }
-  // A failed COMMIT is charged to a single event, as in the seed; in a batch it is charged to
-  // no one (the relay redelivers the batch, and the scanner finds events with no ledger row).
-  if (events.size() == 1 && results[0].outcome == ProjectionOutcome::kProjected) {
-    *failed = FailedFold{events[0], payloads[0]->target_user_id, 0};
+    if (gift.ok()) *failed = FailedFold{&event, target_user_id, claim->prior_failures};
+    absl::StatusOr<ProjectionResult> result = FoldClaimed(*tx, event, gift);
+    if (!result.ok()) return result.status();
+    results[i] = *std::move(result);
+    // A failed COMMIT is charged to a single event, as in the seed; in a batch it is charged
+    // to no one (the relay redelivers the batch, and the scanner finds events with no ledger
+    // row).
+    if (events.size() > 1 || results[i].outcome != ProjectionOutcome::kProjected) failed->reset();
   }
   if (absl::Status s = tx->Commit(); !s.ok()) return s;
   failed->reset();
@@ -447,35 +468,22 @@ absl::StatusOr<std::vector<ProjectionResult>> ProjectionRepository::FoldWithRetr
     absl::Span<const GiftEvent* const> events, ProjectedBy by) {
   std::vector<absl::StatusOr<GiftPayload>> payloads;
   payloads.reserve(events.size());
-  for (const GiftEvent* event : events)
+  for (const GiftEvent* event : events) {
     payloads.push_back(domain::ParseGiftPayload(event->payload_json));
-
-  const int attempts = std::max(1, options_.retry.contention_attempts);
-  for (int attempt = 1;; ++attempt) {
-    absl::Status contention;
-    {
-      absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-      if (!conn.ok()) return conn.status();
-      std::optional<FailedFold> failed;
-      absl::StatusOr<std::vector<ProjectionResult>> results =
-          FoldInTransaction(**conn, events, payloads, by, &failed);
-      if (results.ok()) return results;
-      if (!IsContention(results.status())) {
-        if (failed.has_value()) RecordFailure(&**conn, *failed, results.status(), by);
-        if (results.status().code() == absl::StatusCode::kUnavailable) return results.status();
+  }
+  return RunWithContentionRetries<std::vector<ProjectionResult>>(
+      pool_, options_.retry,
+      [&](SqlConnection& conn) -> absl::StatusOr<std::vector<ProjectionResult>> {
+        std::optional<FailedFold> failed;
+        absl::StatusOr<std::vector<ProjectionResult>> results =
+            FoldInTransaction(conn, events, payloads, by, &failed);
+        if (results.ok() || IsContention(results.status())) return results;
+        // The transaction is rolled back by now; the failure is recorded on its own.
+        if (failed.has_value()) RecordFailure(&conn, *failed, results.status(), by);
+        if (results.status().code() == absl::StatusCode::kUnavailable) return results;
         return absl::UnavailableError(
             absl::StrCat("projection failed, will be retried: ", results.status().message()));
-      }
-      contention = results.status();
-    }  // the session goes back to the pool before the pause
-    // Contention is not failure: retry the whole transaction, never count it in retry_count.
-    if (attempt >= attempts) {
-      return absl::AbortedError(
-          absl::StrFormat("gave up after %d attempts on lock contention; retry later: %s", attempts,
-                          contention.message()));
-    }
-    absl::SleepFor(domain::ContentionBackoff(options_.retry, attempt + 1, Jitter()));
-  }
+      });
 }
 
 void ProjectionRepository::RecordFailure(SqlConnection* conn, const FailedFold& failed,
@@ -631,6 +639,68 @@ absl::StatusOr<CatchUpPass> ProjectionRepository::ProjectPendingGiftWallEvents(
     }
   }
   return pass;
+}
+
+absl::StatusOr<RequeueResult> ProjectionRepository::RequeueDeadEvent(absl::string_view app_code,
+                                                                     absl::string_view event_id,
+                                                                     bool dry_run) {
+  return RunWithContentionRetries<RequeueResult>(
+      pool_, options_.retry, [&](SqlConnection& conn) -> absl::StatusOr<RequeueResult> {
+        std::optional<Transaction> tx;
+        if (!dry_run) {
+          absl::StatusOr<Transaction> begun = Transaction::Begin(conn);
+          if (!begun.ok()) return begun.status();
+          tx.emplace(*std::move(begun));
+        }
+        RequeueResult result;
+        std::optional<std::string> status;
+        absl::Status s =
+            conn.Query(dry_run ? kReadLedgerStatus : kLockLedgerRow, {app_code, event_id},
+                       [&](const SqlRow& row) { status = row.Str(0); });
+        if (!s.ok()) return s;
+        if (!status.has_value()) {
+          result.reason = "no ledger row";
+          return result;
+        }
+        if (*status != domain::LedgerStatusName(LedgerStatus::kDead)) {
+          result.reason = absl::StrCat("not dead (status ", *status, ")");
+          return result;
+        }
+        result.matched = true;
+
+        std::optional<GiftEvent> event;
+        std::string event_type;
+        s = conn.Query(kReadOutboxRow, {app_code, event_id}, [&](const SqlRow& row) {
+          event_type = row.Str(0);
+          event = GiftEvent{std::string(app_code), std::string(event_id), row.Str(1), row.Int(2)};
+        });
+        if (!s.ok()) return s;
+        if (!event.has_value()) {
+          result.reason = "outbox row is gone";
+          return result;
+        }
+        if (!domain::IsGiftEvent(event_type)) {
+          result.reason = absl::StrCat("outbox row is a ", event_type, " event");
+          return result;
+        }
+        const absl::StatusOr<GiftPayload> gift = domain::ParseGiftPayload(event->payload_json);
+        if (dry_run) {
+          if (!gift.ok())
+            result.reason = absl::StrCat("would stay dead: ", gift.status().message());
+          return result;
+        }
+        const int64_t lease_ms = Ms(options_.lease_ttl);
+        absl::StatusOr<int64_t> claimed =
+            conn.Execute(kClaimDead, {options_.worker_id, lease_ms, lease_ms,
+                                      gift.ok() ? gift->target_user_id : 0, app_code, event_id});
+        if (!claimed.ok()) return claimed.status();
+        absl::StatusOr<ProjectionResult> folded = FoldClaimed(*tx, *event, gift);
+        if (!folded.ok()) return folded.status();
+        if (absl::Status committed = tx->Commit(); !committed.ok()) return committed;
+        result.requeued = folded->outcome == ProjectionOutcome::kProjected;
+        if (!result.requeued) result.reason = absl::StrCat("still dead: ", folded->detail);
+        return result;
+      });
 }
 
 }  // namespace giftwall::storage

@@ -9,9 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/random/random.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "server/domain/backoff.h"
@@ -51,6 +49,13 @@ struct CatchUpPass {
   int64_t resume_from_ms = 0;
 };
 
+// What a requeue did with one event.
+struct RequeueResult {
+  bool matched = false;   // the event was dead
+  bool requeued = false;  // and is now projected (never on a dry run)
+  std::string reason;     // why not, when it was not (or would not be) requeued
+};
+
 class ProjectionRepository {
  public:
   ProjectionRepository(ConnectionPool& pool, ProjectionOptions options);
@@ -71,6 +76,14 @@ class ProjectionRepository {
   // projects each (projected_by = scan). Reads the outbox without locking the wallet's rows.
   absl::StatusOr<CatchUpPass> ProjectPendingGiftWallEvents(const CatchUpRequest& request);
 
+  // Re-projects one dead event at once from its outbox row, which the operator has corrected:
+  // retry_count back to 0, requeue_count + 1, projected_by = requeue, all in one transaction.
+  // An event that is not dead, or whose outbox row is gone, is left alone with the reason; one
+  // whose payload is still bad (or that the wall still cannot absorb) stays dead with the new
+  // reason. A dry run only looks.
+  absl::StatusOr<RequeueResult> RequeueDeadEvent(absl::string_view app_code,
+                                                 absl::string_view event_id, bool dry_run);
+
  private:
   struct Candidate;
   struct FailedFold;
@@ -88,12 +101,8 @@ class ProjectionRepository {
                                                         const CatchUpRequest& request, int limit,
                                                         int64_t now_ms,
                                                         bool* unprojected_exhausted);
-  double Jitter();
-
   ConnectionPool& pool_;
   const ProjectionOptions options_;
-  absl::Mutex rng_mu_;
-  absl::BitGen rng_ ABSL_GUARDED_BY(rng_mu_);
 };
 
 }  // namespace giftwall::storage

@@ -273,8 +273,16 @@ bool SqlConnection::Ping() {
   return s.ok();
 }
 
-absl::StatusOr<Transaction> Transaction::Begin(SqlConnection& conn) {
-  if (absl::Status s = conn.ExecuteDirect("START TRANSACTION"); !s.ok()) return s;
+absl::StatusOr<Transaction> Transaction::Begin(SqlConnection& conn, Isolation isolation) {
+  if (isolation != Isolation::kReadCommitted) {
+    // Without SESSION, this applies to the next transaction only.
+    absl::Status s = conn.ExecuteDirect("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    if (!s.ok()) return s;
+  }
+  absl::Status s = conn.ExecuteDirect(isolation == Isolation::kConsistentSnapshot
+                                          ? "START TRANSACTION WITH CONSISTENT SNAPSHOT"
+                                          : "START TRANSACTION");
+  if (!s.ok()) return s;
   return Transaction(&conn);
 }
 

@@ -131,7 +131,13 @@ class SqlConnection {
 // An open transaction on a session: rolls back unless committed.
 class Transaction {
  public:
-  static absl::StatusOr<Transaction> Begin(SqlConnection& conn);
+  enum class Isolation {
+    kReadCommitted,       // the session's default
+    kRepeatableRead,      // gap locks on locking reads; a snapshot from the first plain read
+    kConsistentSnapshot,  // repeatable read with the snapshot taken at once
+  };
+  static absl::StatusOr<Transaction> Begin(SqlConnection& conn,
+                                           Isolation isolation = Isolation::kReadCommitted);
   Transaction(Transaction&& other) noexcept : conn_(std::exchange(other.conn_, nullptr)) {}
   Transaction& operator=(Transaction&&) = delete;
   Transaction(const Transaction&) = delete;

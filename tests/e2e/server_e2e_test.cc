@@ -25,136 +25,16 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/reflection_client.h"
+#include "tests/e2e/server_process.h"
 #include "tests/support/test_database.h"
-
-extern char** environ;
 
 namespace giftwall {
 namespace {
 
 using ::testing::HasSubstr;
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    return 0;
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// Spawns `args` with stdout and stderr going to `log_path`.
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-// Runs a command to completion; returns its exit code and its output (stdout and stderr).
-int RunCommand(const std::vector<std::string>& args, std::string* output) {
-  static std::atomic<int> counter{0};
-  const std::string log = absl::StrCat(::testing::TempDir(), "/run-", getpid(), "-", counter++);
-  const pid_t pid = Spawn(args, log);
-  if (pid < 0) return -1;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  *output = ReadFile(log);
-  unlink(log.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-class ServerProcess {
- public:
-  ServerProcess(const std::string& mysql_url, std::vector<std::string> extra = {})
-      : port_(FreePort()), log_(absl::StrCat(::testing::TempDir(), "/server-", port_, ".log")) {
-    std::vector<std::string> args = {
-        GIFTWALL_SERVER_BIN, absl::StrCat("--listen=127.0.0.1:", port_),
-        absl::StrCat("--mysql_url=", mysql_url), absl::StrCat("--worker_id=e2e-", port_)};
-    args.insert(args.end(), extra.begin(), extra.end());
-    pid_ = Spawn(args, log_);
-  }
-  ~ServerProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
-  std::shared_ptr<grpc::Channel> Channel() const {
-    return grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
-  }
-  std::string log() const { return ReadFile(log_); }
-
-  // The health status of `service`, or the RPC's failure.
-  std::string Health(const std::string& service) const {
-    auto stub = grpc::health::v1::Health::NewStub(Channel());
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-    grpc::health::v1::HealthCheckRequest request;
-    request.set_service(service);
-    grpc::health::v1::HealthCheckResponse response;
-    grpc::Status status = stub->Check(&context, request, &response);
-    if (!status.ok()) return absl::StrCat("rpc error ", status.error_code());
-    return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
-  }
-
-  bool WaitReady() const {
-    for (int i = 0; i < 300; ++i) {
-      if (Health("readiness") == "SERVING") return true;
-      absl::SleepFor(absl::Milliseconds(100));
-    }
-    return false;
-  }
-
-  // SIGTERM; returns the exit code.
-  int Terminate() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  int port_;
-  std::string log_;
-  pid_t pid_ = -1;
-};
-
-v1::WalletOutboxMessage Message(const std::string& app, const std::string& event_id,
-                                const std::string& payload, int64_t at = 1'700'000'000'000) {
-  v1::WalletOutboxMessage m;
-  m.set_app_code(app);
-  m.set_event_id(event_id);
-  m.set_event_type("WalletGiftDebited");
-  m.set_payload_json(payload);
-  m.set_occurred_at_ms(at);
-  return m;
-}
+using testing::Message;
+using testing::RunCommand;
+using testing::ServerProcess;
 
 class ServerE2eTest : public ::testing::Test {
  protected:

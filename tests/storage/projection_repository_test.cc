@@ -564,6 +564,62 @@ TEST_F(ProjectionRepositoryTest, Rule11_ScanProjectsTheOutboxPayloadAndKeepsBadO
   EXPECT_EQ(GiftCount(7, "rose"), 4);
 }
 
+TEST_F(ProjectionRepositoryTest, RequeueReprojectsADeadEventFromItsCorrectedOutboxRow) {
+  db_.InsertOutbox("demo", "Q1", "WalletGiftDebited", R"({"target_user_id":7,"gift_id":"rose"})",
+                   kT0);
+  ASSERT_EQ(Project(Event("Q1", R"({"target_user_id":7,"gift_id":"rose"})")),
+            ProjectionOutcome::kDead);
+  // Still bad: a dry run says so, a requeue keeps it dead with the reason.
+  absl::StatusOr<RequeueResult> r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->matched);
+  EXPECT_FALSE(r->requeued);
+  EXPECT_THAT(r->reason, HasSubstr("would stay dead: invalid gift payload: missing gift_count"));
+  r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/false);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->requeued);
+  EXPECT_THAT(r->reason, HasSubstr("still dead"));
+  EXPECT_EQ(Ledger("Q1", "requeue_count"), "1");
+
+  // The wallet team corrects the row: the requeue projects it at once.
+  db_.Exec(
+      "UPDATE wallet_outbox SET payload = '{\"target_user_id\":7,\"gift_id\":\"rose\","
+      "\"gift_count\":4}' WHERE event_id = 'Q1'");
+  r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/true);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->matched);
+  EXPECT_EQ(r->reason, "");
+  EXPECT_EQ(Ledger("Q1", "status"), "dead") << "a dry run changes nothing";
+  r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/false);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->requeued);
+  EXPECT_EQ(Ledger("Q1", "status"), "done");
+  EXPECT_EQ(Ledger("Q1", "projected_by"), "requeue");
+  EXPECT_EQ(Ledger("Q1", "retry_count"), "0");
+  EXPECT_EQ(Ledger("Q1", "requeue_count"), "2");
+  EXPECT_EQ(GiftCount(7, "rose"), 4);
+  // Done now: a second requeue is skipped and counts nothing twice.
+  r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->matched);
+  EXPECT_EQ(r->reason, "not dead (status done)");
+  EXPECT_EQ(GiftCount(7, "rose"), 4);
+}
+
+TEST_F(ProjectionRepositoryTest, RequeueSkipsEventsItCannotReproject) {
+  absl::StatusOr<RequeueResult> r = repo_->RequeueDeadEvent("demo", "nope", false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->reason, "no ledger row");
+  // Dead, but the outbox row was pruned.
+  ASSERT_EQ(Project(Event("G1", "{}")), ProjectionOutcome::kDead);
+  r = repo_->RequeueDeadEvent("demo", "G1", false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->matched);
+  EXPECT_FALSE(r->requeued);
+  EXPECT_EQ(r->reason, "outbox row is gone");
+  EXPECT_EQ(Ledger("G1", "status"), "dead");
+}
+
 TEST_F(ProjectionRepositoryTest, IdentifiersDifferingInCaseOrTrailingSpaceAreDifferentEvents) {
   for (const char* id : {"E1", "e1", "E1 "}) {
     EXPECT_EQ(Project(Event(id, GiftPayloadJson(7, "rose", 1))), ProjectionOutcome::kProjected)

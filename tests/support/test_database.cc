@@ -130,7 +130,13 @@ std::string TestDatabase::QueryString(const std::string& sql) {
 void TestDatabase::InsertOutbox(const std::string& app_code, const std::string& event_id,
                                 const std::string& event_type, const std::string& payload,
                                 int64_t created_at_ms) {
-  absl::StatusOr<int64_t> n = conn_->Execute(
+  testing::InsertOutbox(*conn_, app_code, event_id, event_type, payload, created_at_ms);
+}
+
+void InsertOutbox(storage::SqlConnection& conn, const std::string& app_code,
+                  const std::string& event_id, const std::string& event_type,
+                  const std::string& payload, int64_t created_at_ms) {
+  absl::StatusOr<int64_t> n = conn.Execute(
       "INSERT INTO wallet_outbox (app_code, event_id, event_type, transaction_id, command_id, "
       "payload, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
       {app_code, event_id, event_type, absl::StrCat("tx-", event_id),

@@ -28,6 +28,8 @@ class TestDatabase {
   std::string url() const;
   storage::PoolOptions PoolOptions(int size = 8) const;
   std::unique_ptr<storage::SqlConnection> Connect() const;
+  // Replaces the test's own session, e.g. after the server restarted.
+  void Reconnect() { conn_ = Connect(); }
 
   // Runs a statement on the test's own session; fails the test on error.
   void Exec(const std::string& sql);
@@ -35,7 +37,8 @@ class TestDatabase {
   int64_t QueryInt(const std::string& sql);
   std::string QueryString(const std::string& sql);
 
-  // Writes an outbox row the way the wallet would.
+  // Writes an outbox row the way the wallet would, on the test's own session (not thread-safe:
+  // threads use the free function with a session of their own).
   void InsertOutbox(const std::string& app_code, const std::string& event_id,
                     const std::string& event_type, const std::string& payload,
                     int64_t created_at_ms);
@@ -45,6 +48,11 @@ class TestDatabase {
   storage::MysqlEndpoint endpoint_;
   std::unique_ptr<storage::SqlConnection> conn_;
 };
+
+// Writes an outbox row the way the wallet would.
+void InsertOutbox(storage::SqlConnection& conn, const std::string& app_code,
+                  const std::string& event_id, const std::string& event_type,
+                  const std::string& payload, int64_t created_at_ms);
 
 // A payload as the wallet writes it.
 std::string GiftPayloadJson(int64_t target_user_id, const std::string& gift_id, int64_t count,

@@ -1,0 +1,20 @@
+// `giftwall admin ...`: operating the projection through giftwall.v1.ProjectionAdminService
+// (served when the server runs with --enable_admin).
+#ifndef GIFTWALL_CLIENT_ADMIN_COMMANDS_H_
+#define GIFTWALL_CLIENT_ADMIN_COMMANDS_H_
+
+#include "absl/strings/string_view.h"
+
+namespace giftwall::client {
+
+// The admin subcommands and their flags, for usage messages.
+extern const char kAdminUsage[];
+
+// Runs one admin subcommand ("status", "event", "dead", "requeue", "catch-up", "verify",
+// "rebuild") and returns the exit code: 0 done, 1 the call failed, 2 bad usage (including an
+// empty or unknown subcommand), 4 `verify` found drift.
+int RunAdmin(absl::string_view subcommand);
+
+}  // namespace giftwall::client
+
+#endif  // GIFTWALL_CLIENT_ADMIN_COMMANDS_H_

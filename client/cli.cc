@@ -1,0 +1,86 @@
+#include "client/cli.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "google/protobuf/util/json_util.h"
+
+// Flags more than one command reads; each command's own flags live beside it.
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "the service's host:port");
+ABSL_FLAG(bool, json, false, "print responses as JSON (for scripts)");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "deadline of each call");
+ABSL_FLAG(std::string, app_code, "", "the app (tenant)");
+ABSL_FLAG(std::string, event_id, "", "project, admin event: the outbox event's id");
+ABSL_FLAG(int64_t, user_id, 0,
+          "wall, senders: whose wall; admin verify: only this user's wall (0: every wall)");
+ABSL_FLAG(int, page_size, 0,
+          "wall, senders, admin dead: rows per page (0: the server's default, 50)");
+ABSL_FLAG(std::string, page_token, "",
+          "wall, senders, admin dead: next_page_token of the previous page");
+ABSL_FLAG(bool, all, false, "wall, senders, admin dead: fetch every page");
+
+namespace giftwall::client {
+namespace {
+
+std::string Json(const google::protobuf::Message& message, bool whitespace) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  options.add_whitespace = whitespace;
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  return out;
+}
+
+}  // namespace
+
+int Fail(absl::string_view what) {
+  std::fprintf(stderr, "giftwall: %s\n", std::string(what).c_str());
+  return 2;
+}
+
+int RpcFailed(const grpc::Status& status) {
+  // absl's status codes are gRPC's, by number: reuse its names.
+  const std::string code =
+      absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+  std::fprintf(stderr, "giftwall: %s: %s\n", code.c_str(), status.error_message().c_str());
+  return 1;
+}
+
+// With whitespace, protobuf already ends the text with a newline.
+std::string ToJson(const google::protobuf::Message& message) { return Json(message, true); }
+
+std::string ToJsonLine(const google::protobuf::Message& message) {
+  return absl::StrCat(Json(message, false), "\n");
+}
+
+void SetDeadline(grpc::ClientContext* context) {
+  context->set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_timeout)));
+}
+
+std::shared_ptr<grpc::Channel> Channel() {
+  return grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials());
+}
+
+std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      absl::StrAppend(&line, row[i]);
+      if (i + 1 < row.size()) line.append(widths[i] - row[i].size() + 2, ' ');
+    }
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
+}  // namespace giftwall::client

@@ -1,0 +1,19 @@
+#include "server/domain/scan_horizon.h"
+
+#include <algorithm>
+
+namespace giftwall::domain {
+
+int64_t ScanHorizon::Start(absl::Time now) {
+  if (now - last_full_sweep_ >= full_sweep_every_) {
+    horizon_ms_ = 0;
+    last_full_sweep_ = now;
+  }
+  return horizon_ms_;
+}
+
+void ScanHorizon::Advance(int64_t resume_from_ms) {
+  horizon_ms_ = std::max(horizon_ms_, resume_from_ms - margin_ms_);
+}
+
+}  // namespace giftwall::domain

@@ -1,0 +1,37 @@
+// Where each catch-up pass starts reading the outbox (DESIGN §2.11). Not a watermark: the scan is
+// an anti-join, and the horizon only spares it re-reading all history on every pass. It trails
+// what the passes got through by a safety margin (created_at is not commit order), and now and
+// then it drops to 0 for a full sweep.
+#ifndef GIFTWALL_SERVER_DOMAIN_SCAN_HORIZON_H_
+#define GIFTWALL_SERVER_DOMAIN_SCAN_HORIZON_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+
+namespace giftwall::domain {
+
+class ScanHorizon {
+ public:
+  ScanHorizon(absl::Duration safety_margin, absl::Duration full_sweep_every)
+      : margin_ms_(absl::ToInt64Milliseconds(safety_margin)), full_sweep_every_(full_sweep_every) {}
+
+  // created_at_ms the next pass starts at: 0 when a full sweep is due (the first pass is one),
+  // else the current horizon.
+  int64_t Start(absl::Time now);
+
+  // A pass got through everything before `resume_from_ms`.
+  void Advance(int64_t resume_from_ms);
+
+  int64_t horizon_ms() const { return horizon_ms_; }
+
+ private:
+  const int64_t margin_ms_;
+  const absl::Duration full_sweep_every_;
+  int64_t horizon_ms_ = 0;
+  absl::Time last_full_sweep_ = absl::InfinitePast();
+};
+
+}  // namespace giftwall::domain
+
+#endif  // GIFTWALL_SERVER_DOMAIN_SCAN_HORIZON_H_

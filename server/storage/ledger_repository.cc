@@ -1,0 +1,158 @@
+#include "server/storage/ledger_repository.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/storage/db_clock.h"
+
+namespace giftwall::storage {
+namespace {
+
+// Index-only (idx_projection_events_status).
+constexpr absl::string_view kCountsByStatus = R"sql(
+SELECT status, projected_by, COUNT(*) FROM wallet_projection_events
+WHERE projection_name = 'user_gift_wall' AND app_code = ?
+GROUP BY status, projected_by)sql";
+
+constexpr absl::string_view kOldestDead =
+    R"sql(
+SELECT COALESCE()sql" GIFTWALL_DB_NOW_MS
+    R"sql( - MIN(updated_at_ms), 0) FROM wallet_projection_events
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND status = 'dead')sql";
+
+// Lag: every gift event of the app that is not done or dead yet. Reads the app's whole outbox
+// index: an operator's question, not a hot path (bounded by the statement time limit).
+constexpr absl::string_view kUnprojected = R"sql(
+SELECT COUNT(*), COALESCE()sql" GIFTWALL_DB_NOW_MS R"sql( - MIN(wo.created_at_ms), 0)
+FROM wallet_outbox wo FORCE INDEX (idx_wallet_outbox_event_created)
+LEFT JOIN wallet_projection_events pe
+  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = wo.app_code
+     AND pe.event_id = wo.event_id
+WHERE wo.app_code = ? AND wo.event_type = 'WalletGiftDebited'
+  AND (pe.event_id IS NULL OR pe.status IN ('failed', 'processing')))sql";
+
+constexpr absl::string_view kEventRow = R"sql(
+SELECT status, retry_count, requeue_count, projected_by, locked_by, locked_until_ms,
+       next_attempt_at_ms, last_error, processed_at_ms, target_user_id, created_at_ms,
+       updated_at_ms
+FROM wallet_projection_events
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
+
+// INSTR, not LIKE: the operator's text is matched literally, % and _ included.
+constexpr absl::string_view kDeadPage = R"sql(
+SELECT event_id, last_error, retry_count, requeue_count, target_user_id, updated_at_ms
+FROM wallet_projection_events
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND status = 'dead'
+  AND INSTR(last_error, ?) > 0 AND event_id > ?
+ORDER BY event_id
+LIMIT ?)sql";
+
+constexpr absl::string_view kDeadGroups = R"sql(
+SELECT last_error, COUNT(*) AS n FROM wallet_projection_events
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND status = 'dead'
+  AND INSTR(last_error, ?) > 0
+GROUP BY last_error
+ORDER BY n DESC, last_error
+LIMIT 100)sql";
+
+constexpr absl::string_view kDeadIds = R"sql(
+SELECT event_id FROM wallet_projection_events
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND status = 'dead'
+  AND INSTR(last_error, ?) > 0
+ORDER BY event_id
+LIMIT ?)sql";
+
+// A loose index scan of idx_wallet_outbox_event_created.
+constexpr absl::string_view kOutboxAppCodes = R"sql(
+SELECT DISTINCT app_code FROM wallet_outbox WHERE event_type = 'WalletGiftDebited')sql";
+
+}  // namespace
+
+absl::StatusOr<ProjectionStatus> LedgerRepository::Status(absl::string_view app_code) {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  ProjectionStatus status;
+  absl::Status s = (*conn)->Query(kCountsByStatus, {app_code}, [&](const SqlRow& row) {
+    const std::string state = row.Str(0);
+    const int64_t n = row.Int(2);
+    if (state == "done") {
+      status.done += n;
+      if (row.Str(1) == "scan") status.recovered_by_scan += n;
+    } else if (state == "failed") {
+      status.failed += n;
+    } else if (state == "dead") {
+      status.dead += n;
+    } else if (state == "processing") {
+      status.processing += n;
+    }
+  });
+  if (!s.ok()) return s;
+  s = (*conn)->Query(kOldestDead, {app_code},
+                     [&](const SqlRow& row) { status.oldest_dead_age_ms = row.Int(0); });
+  if (!s.ok()) return s;
+  s = (*conn)->Query(kUnprojected, {app_code}, [&](const SqlRow& row) {
+    status.unprojected = row.Int(0);
+    status.oldest_unprojected_age_ms = row.Int(1);
+  });
+  if (!s.ok()) return s;
+  return status;
+}
+
+absl::StatusOr<std::optional<EventStatus>> LedgerRepository::Event(absl::string_view app_code,
+                                                                   absl::string_view event_id) {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::optional<EventStatus> event;
+  absl::Status s = (*conn)->Query(kEventRow, {app_code, event_id}, [&](const SqlRow& row) {
+    event = EventStatus{row.Str(0), row.Int(1), row.Int(2), row.Str(3), row.Str(4),  row.Int(5),
+                        row.Int(6), row.Str(7), row.Int(8), row.Int(9), row.Int(10), row.Int(11)};
+  });
+  if (!s.ok()) return s;
+  return event;
+}
+
+absl::StatusOr<DeadEventPage> LedgerRepository::ListDead(absl::string_view app_code,
+                                                         absl::string_view error_contains,
+                                                         absl::string_view after_event_id,
+                                                         int limit) {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  DeadEventPage page;
+  absl::Status s =
+      (*conn)->Query(kDeadPage, {app_code, error_contains, after_event_id, int64_t{limit} + 1},
+                     [&](const SqlRow& row) {
+                       page.events.push_back(DeadEvent{row.Str(0), row.Str(1), row.Int(2),
+                                                       row.Int(3), row.Int(4), row.Int(5)});
+                     });
+  if (!s.ok()) return s;
+  if (page.events.size() > static_cast<size_t>(limit)) {
+    page.events.resize(static_cast<size_t>(limit));
+    page.has_more = true;
+  }
+  s = (*conn)->Query(kDeadGroups, {app_code, error_contains}, [&](const SqlRow& row) {
+    page.groups.push_back(DeadErrorGroup{row.Str(0), row.Int(1)});
+  });
+  if (!s.ok()) return s;
+  return page;
+}
+
+absl::StatusOr<std::vector<std::string>> LedgerRepository::DeadEventIds(
+    absl::string_view app_code, absl::string_view error_contains, int limit) {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::vector<std::string> ids;
+  absl::Status s = (*conn)->Query(kDeadIds, {app_code, error_contains, int64_t{limit}},
+                                  [&](const SqlRow& row) { ids.push_back(row.Str(0)); });
+  if (!s.ok()) return s;
+  return ids;
+}
+
+absl::StatusOr<std::vector<std::string>> LedgerRepository::OutboxAppCodes() {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::vector<std::string> codes;
+  absl::Status s =
+      (*conn)->Query(kOutboxAppCodes, {}, [&](const SqlRow& row) { codes.push_back(row.Str(0)); });
+  if (!s.ok()) return s;
+  return codes;
+}
+
+}  // namespace giftwall::storage

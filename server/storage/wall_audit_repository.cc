@@ -1,0 +1,326 @@
+#include "server/storage/wall_audit_repository.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+#include "server/domain/envelope.h"
+#include "server/storage/contention.h"
+#include "server/storage/db_clock.h"
+
+namespace giftwall::storage {
+namespace {
+
+// Users are visited in chunks of this many, so that memory stays bounded on a large app.
+constexpr int64_t kUsersPerChunk = 200;
+
+constexpr absl::string_view kLedgerUsers = R"sql(
+SELECT DISTINCT target_user_id FROM wallet_projection_events
+  FORCE INDEX (idx_projection_events_user)
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND target_user_id > ?
+ORDER BY target_user_id
+LIMIT ?)sql";
+
+constexpr absl::string_view kWallUsers = R"sql(
+SELECT DISTINCT user_id FROM user_gift_wall WHERE app_code = ? AND user_id > ?
+ORDER BY user_id
+LIMIT ?)sql";
+
+// The done events of the users in (?, ?], with their outbox rows (the source of truth).
+constexpr absl::string_view kDoneEvents = R"sql(
+SELECT pe.target_user_id, pe.event_id, wo.event_id IS NOT NULL, COALESCE(wo.event_type, ''),
+       COALESCE(wo.payload, ''), COALESCE(wo.created_at_ms, 0)
+FROM wallet_projection_events pe FORCE INDEX (idx_projection_events_user)
+LEFT JOIN wallet_outbox wo ON wo.app_code = pe.app_code AND wo.event_id = pe.event_id
+WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
+  AND pe.target_user_id > ? AND pe.target_user_id <= ? AND pe.status = 'done')sql";
+
+constexpr absl::string_view kWallRows = R"sql(
+SELECT user_id, gift_id, gift_count, total_coins, first_received_at_ms, last_received_at_ms,
+       gift_name, gift_name_at_ms, gift_name_event_id, gift_icon, gift_icon_at_ms,
+       gift_icon_event_id, sender_count, top_sender_user_id, top_sender_count, top_sender_coins,
+       top_sender_first_sent_at_ms, top_sender_last_sent_at_ms, first_sender_user_id,
+       first_sender_at_ms, first_sender_event_id
+FROM user_gift_wall WHERE app_code = ? AND user_id > ? AND user_id <= ?)sql";
+
+constexpr absl::string_view kSenderRows = R"sql(
+SELECT user_id, gift_id, sender_user_id, sent_count, sent_coins, first_sent_at_ms,
+       last_sent_at_ms
+FROM user_gift_wall_sender WHERE app_code = ? AND user_id > ? AND user_id <= ?)sql";
+
+constexpr absl::string_view kDeleteUserSenders =
+    "DELETE FROM user_gift_wall_sender WHERE app_code = ? AND user_id = ?";
+constexpr absl::string_view kDeleteUserWall =
+    "DELETE FROM user_gift_wall WHERE app_code = ? AND user_id = ?";
+
+constexpr absl::string_view kInsertWallRow = R"sql(
+INSERT INTO user_gift_wall
+  (app_code, user_id, gift_id, gift_count, total_coins, first_received_at_ms,
+   last_received_at_ms, gift_name, gift_name_at_ms, gift_name_event_id, gift_icon,
+   gift_icon_at_ms, gift_icon_event_id, sender_count, top_sender_user_id, top_sender_count,
+   top_sender_coins, top_sender_first_sent_at_ms, top_sender_last_sent_at_ms,
+   first_sender_user_id, first_sender_at_ms, first_sender_event_id, created_at_ms, updated_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, )sql" GIFTWALL_DB_NOW_MS
+                                             R"sql(, )sql" GIFTWALL_DB_NOW_MS R"sql())sql";
+
+constexpr absl::string_view kInsertSenderRow = R"sql(
+INSERT INTO user_gift_wall_sender
+  (app_code, user_id, gift_id, sender_user_id, sent_count, sent_coins, first_sent_at_ms,
+   last_sent_at_ms, created_at_ms, updated_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, )sql" GIFTWALL_DB_NOW_MS R"sql(, )sql" GIFTWALL_DB_NOW_MS
+                                               R"sql())sql";
+
+// User-level lock names are limited to 64 characters on MySQL: hash the variable part.
+constexpr absl::string_view kGetRebuildLock = R"sql(
+SELECT COALESCE(GET_LOCK(CONCAT('giftwall.rebuild.', SHA1(CONCAT(DATABASE(), '/', ?))), 0), 0))sql";
+constexpr absl::string_view kReleaseRebuildLock = R"sql(
+SELECT RELEASE_LOCK(CONCAT('giftwall.rebuild.', SHA1(CONCAT(DATABASE(), '/', ?)))))sql";
+
+const std::string& Locking(absl::string_view select) {
+  static const auto* const wall = new std::string(absl::StrCat(kWallRows, " FOR UPDATE"));
+  static const auto* const senders = new std::string(absl::StrCat(kSenderRows, " FOR UPDATE"));
+  return select == kWallRows ? *wall : *senders;
+}
+
+// What the database holds for one user, and what its done events say it should hold.
+struct UserState {
+  std::vector<domain::FoldEvent> events;
+  std::string unverifiable;  // why the user cannot be recomputed; empty if it can
+  domain::UserWall actual;
+};
+
+// Reads the users in (lo, hi]: their wall and sender rows (locked, if `lock`), then their done
+// events. Locking first matters: under REPEATABLE READ the snapshot the events are read from is
+// taken at the first plain read, after every lock is held.
+absl::Status ReadUsers(SqlConnection& conn, absl::string_view app_code, int64_t lo, int64_t hi,
+                       bool lock, std::map<int64_t, UserState>* users) {
+  absl::Status s = conn.Query(
+      lock ? Locking(kSenderRows) : kSenderRows, {app_code, lo, hi}, [&](const SqlRow& row) {
+        (*users)[row.Int(0)].actual[row.Str(1)].senders[row.Int(2)] =
+            domain::SenderRow{row.Int(3), row.Int(4), row.Int(5), row.Int(6)};
+      });
+  if (!s.ok()) return s;
+  s = conn.Query(lock ? Locking(kWallRows) : kWallRows, {app_code, lo, hi}, [&](const SqlRow& row) {
+    domain::WallRow& w = (*users)[row.Int(0)].actual[row.Str(1)];
+    w.gift_count = row.Int(2);
+    w.total_coins = row.Int(3);
+    w.first_received_at_ms = row.Int(4);
+    w.last_received_at_ms = row.Int(5);
+    w.gift_name = row.Str(6);
+    w.gift_name_at_ms = row.Int(7);
+    w.gift_name_event_id = row.Str(8);
+    w.gift_icon = row.Str(9);
+    w.gift_icon_at_ms = row.Int(10);
+    w.gift_icon_event_id = row.Str(11);
+    w.sender_count = row.Int(12);
+    w.top_sender_user_id = row.Int(13);
+    w.top_sender = domain::SenderRow{row.Int(14), row.Int(15), row.Int(16), row.Int(17)};
+    w.first_sender_user_id = row.Int(18);
+    w.first_sender_at_ms = row.Int(19);
+    w.first_sender_event_id = row.Str(20);
+  });
+  if (!s.ok()) return s;
+  return conn.Query(kDoneEvents, {app_code, lo, hi}, [&](const SqlRow& row) {
+    const int64_t user = row.Int(0);
+    UserState& state = (*users)[user];
+    const std::string event_id = row.Str(1);
+    if (!state.unverifiable.empty()) return;
+    if (row.Int(2) == 0) {
+      state.unverifiable = absl::StrCat("the outbox row of done event ", event_id, " is gone");
+      return;
+    }
+    absl::StatusOr<domain::GiftPayload> gift = domain::ParseGiftPayload(row.Str(4));
+    if (!domain::IsGiftEvent(row.Str(3)) || !gift.ok() || gift->target_user_id != user) {
+      state.unverifiable =
+          absl::StrCat("the outbox row of done event ", event_id, " no longer folds into it");
+      return;
+    }
+    state.events.push_back(domain::FoldEvent{event_id, row.Int(5), *std::move(gift)});
+  });
+}
+
+// The fold of a user's events, or why it cannot be computed.
+absl::StatusOr<domain::UserWall> Expected(UserState& state) {
+  if (!state.unverifiable.empty()) return absl::FailedPreconditionError(state.unverifiable);
+  absl::StatusOr<domain::UserWall> wall = domain::FoldUserWall(state.events);
+  if (!wall.ok()) state.unverifiable = std::string(wall.status().message());
+  return wall;
+}
+
+// The next chunk of users after `after`: (after, hi], and whether there are any.
+absl::StatusOr<int64_t> NextChunkEnd(SqlConnection& conn, absl::string_view app_code,
+                                     int64_t after) {
+  int64_t hi = std::numeric_limits<int64_t>::max();
+  bool any = false;
+  for (absl::string_view query : {kLedgerUsers, kWallUsers}) {
+    int64_t count = 0, last = 0;
+    absl::Status s = conn.Query(query, {app_code, after, kUsersPerChunk}, [&](const SqlRow& row) {
+      ++count;
+      last = row.Int(0);
+    });
+    if (!s.ok()) return s;
+    any = any || count > 0;
+    if (count == kUsersPerChunk) hi = std::min(hi, last);  // more may follow: stop there
+  }
+  return any ? hi : after;
+}
+
+}  // namespace
+
+RebuildLock::~RebuildLock() {
+  if (!conn_.has_value()) return;
+  absl::Status s = (*conn_)->Query(kReleaseRebuildLock, {app_code_}, [](const SqlRow&) {});
+  if (!s.ok()) {
+    // A session that cannot release its lock must not be reused while holding it.
+    (*conn_)->MarkBroken();
+    LOG(WARNING) << "releasing the rebuild lock of " << app_code_ << ": " << s;
+  }
+}
+
+absl::StatusOr<RebuildLock> WallAuditRepository::LockRebuild(absl::string_view app_code) {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  int64_t locked = 0;
+  absl::Status s =
+      (*conn)->Query(kGetRebuildLock, {app_code}, [&](const SqlRow& row) { locked = row.Int(0); });
+  if (!s.ok()) return s;
+  if (locked != 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a rebuild of app_code ", app_code, " is already running"));
+  }
+  return RebuildLock(*std::move(conn), std::string(app_code));
+}
+
+absl::StatusOr<VerifyReport> WallAuditRepository::Verify(absl::string_view app_code,
+                                                         int64_t user_id, size_t max_samples) {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  // One snapshot for the whole report: a projection committing meanwhile is not half seen.
+  absl::StatusOr<Transaction> tx =
+      Transaction::Begin(**conn, Transaction::Isolation::kConsistentSnapshot);
+  if (!tx.ok()) return tx.status();
+  VerifyReport report;
+  int64_t after = user_id > 0 ? user_id - 1 : 0;
+  for (;;) {
+    int64_t hi = user_id;
+    if (user_id <= 0) {
+      absl::StatusOr<int64_t> end = NextChunkEnd(**conn, app_code, after);
+      if (!end.ok()) return end.status();
+      if (*end == after) break;
+      hi = *end;
+    }
+    std::map<int64_t, UserState> users;
+    if (absl::Status s = ReadUsers(**conn, app_code, after, hi, /*lock=*/false, &users); !s.ok()) {
+      return s;
+    }
+    for (auto& [user, state] : users) {
+      if (user <= 0) continue;  // dead events whose payload named no user
+      ++report.users_checked;
+      absl::StatusOr<domain::UserWall> expected = Expected(state);
+      if (!expected.ok()) {
+        report.unverifiable_users.push_back(user);
+        continue;
+      }
+      int64_t rows = 0;
+      std::vector<domain::WallDifference> diffs =
+          domain::DiffUserWalls(*expected, state.actual, &rows);
+      report.rows_checked += rows;
+      if (diffs.empty()) continue;
+      report.drifted_users.push_back(user);
+      std::map<std::pair<std::string, int64_t>, bool> drifted_rows;
+      for (domain::WallDifference& d : diffs) {
+        drifted_rows[{d.gift_id, d.sender_user_id}] = true;
+        if (report.samples.size() < max_samples) report.samples.push_back({user, std::move(d)});
+      }
+      report.drifted += static_cast<int64_t>(drifted_rows.size());
+    }
+    if (user_id > 0 || hi == std::numeric_limits<int64_t>::max()) break;
+    after = hi;
+  }
+  return report;
+}
+
+absl::StatusOr<bool> WallAuditRepository::RebuildUser(absl::string_view app_code, int64_t user_id) {
+  return RunWithContentionRetries<bool>(
+      pool_, retry_, [&](SqlConnection& conn) -> absl::StatusOr<bool> {
+        // REPEATABLE READ: the locking reads take next-key locks, so a projection of a gift new to
+        // this wall waits too, not only those of gifts already on it.
+        absl::StatusOr<Transaction> tx =
+            Transaction::Begin(conn, Transaction::Isolation::kRepeatableRead);
+        if (!tx.ok()) return tx.status();
+        std::map<int64_t, UserState> users;
+        if (absl::Status s = ReadUsers(conn, app_code, user_id - 1, user_id, /*lock=*/true, &users);
+            !s.ok()) {
+          return s;
+        }
+        UserState& state = users[user_id];
+        absl::StatusOr<domain::UserWall> expected = Expected(state);
+        if (!expected.ok()) return false;
+        if (domain::DiffUserWalls(*expected, state.actual).empty()) return true;  // nothing to do
+        for (absl::string_view sql : {kDeleteUserSenders, kDeleteUserWall}) {
+          absl::StatusOr<int64_t> deleted = conn.Execute(sql, {app_code, user_id});
+          if (!deleted.ok()) return deleted.status();
+        }
+        for (const auto& [gift_id, w] : *expected) {
+          absl::StatusOr<int64_t> inserted =
+              conn.Execute(kInsertWallRow, {app_code,
+                                            user_id,
+                                            gift_id,
+                                            w.gift_count,
+                                            w.total_coins,
+                                            w.first_received_at_ms,
+                                            w.last_received_at_ms,
+                                            w.gift_name,
+                                            w.gift_name_at_ms,
+                                            w.gift_name_event_id,
+                                            w.gift_icon,
+                                            w.gift_icon_at_ms,
+                                            w.gift_icon_event_id,
+                                            w.sender_count,
+                                            w.top_sender_user_id,
+                                            w.top_sender.sent_count,
+                                            w.top_sender.sent_coins,
+                                            w.top_sender.first_sent_at_ms,
+                                            w.top_sender.last_sent_at_ms,
+                                            w.first_sender_user_id,
+                                            w.first_sender_at_ms,
+                                            w.first_sender_event_id});
+          if (!inserted.ok()) return inserted.status();
+          for (const auto& [sender, s] : w.senders) {
+            inserted = conn.Execute(kInsertSenderRow,
+                                    {app_code, user_id, gift_id, sender, s.sent_count, s.sent_coins,
+                                     s.first_sent_at_ms, s.last_sent_at_ms});
+            if (!inserted.ok()) return inserted.status();
+          }
+        }
+        if (absl::Status s = tx->Commit(); !s.ok()) return s;
+        return true;
+      });
+}
+
+absl::StatusOr<std::vector<int64_t>> WallAuditRepository::ListUsers(absl::string_view app_code) {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::vector<int64_t> users;
+  for (absl::string_view query : {kLedgerUsers, kWallUsers}) {
+    int64_t after = 0;
+    for (;;) {
+      int64_t count = 0;
+      absl::Status s =
+          (*conn)->Query(query, {app_code, after, int64_t{10'000}}, [&](const SqlRow& row) {
+            ++count;
+            after = row.Int(0);
+            users.push_back(after);
+          });
+      if (!s.ok()) return s;
+      if (count < 10'000) break;
+    }
+  }
+  std::sort(users.begin(), users.end());
+  users.erase(std::unique(users.begin(), users.end()), users.end());
+  return users;
+}
+
+}  // namespace giftwall::storage

@@ -1,0 +1,354 @@
+#include "server/transport/admin_service.h"
+
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "server/domain/app_code.h"
+#include "server/domain/page_token.h"
+#include "server/domain/text.h"
+#include "server/transport/gift_wall_service.h"
+#include "server/transport/grpc_status.h"
+
+namespace giftwall::transport {
+namespace {
+
+absl::Status Invalid(absl::string_view message) { return absl::InvalidArgumentError(message); }
+
+// The event id as the ledger keys it: byte for byte, never trimmed.
+absl::Status CheckEventId(absl::string_view event_id) {
+  if (domain::TrimSpace(event_id).empty()) return Invalid("event_id is required (it is blank)");
+  return absl::OkStatus();
+}
+
+// Streams a rebuild's progress until it ends or the client goes away; the rebuild itself runs
+// on the RebuildRunner's thread and does not stop with the stream. The blocking work (taking
+// the rebuild lock, waiting for progress) runs on this stream's own thread: admin streams are
+// few, and gRPC's threads must not block.
+class RebuildStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWallProgress> {
+ public:
+  RebuildStream(worker::RebuildRunner& rebuilds, std::string app_code)
+      : rebuilds_(rebuilds), app_code_(std::move(app_code)) {
+    thread_ = std::thread([this] { Run(); });
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    write_pending_ = false;
+    write_ok_ = ok;
+  }
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+  }
+  void OnDone() override {
+    // Normally the stream's thread has returned from Finish() and is exiting; gRPC may also run
+    // this inline from that very Finish() call.
+    if (thread_.get_id() == std::this_thread::get_id()) {
+      thread_.detach();
+    } else {
+      thread_.join();
+    }
+    delete this;
+  }
+
+ private:
+  void Run() {
+    absl::StatusOr<std::shared_ptr<worker::RebuildJob>> job = rebuilds_.Start(app_code_);
+    if (!job.ok()) {
+      Finish(ToGrpcStatus(job.status()));
+      return;
+    }
+    uint64_t seen = 0;
+    worker::RebuildProgress progress;
+    for (;;) {
+      const bool changed = (*job)->WaitForChange(&seen, absl::Milliseconds(500), &progress);
+      if (Cancelled()) break;
+      if (changed && !Write(progress)) break;
+      if (progress.finished) {
+        Finish(ToGrpcStatus(progress.result));
+        return;
+      }
+    }
+    Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                        "the client went away; the rebuild goes on in the server"));
+  }
+
+  bool Cancelled() {
+    absl::MutexLock lock(&mu_);
+    return cancelled_;
+  }
+
+  // Sends one progress message and waits until it is written; false if the stream broke.
+  bool Write(const worker::RebuildProgress& progress) {
+    message_.set_phase(progress.phase);
+    message_.set_done(progress.done);
+    message_.set_total(progress.total);
+    message_.set_unverifiable(progress.unverifiable);
+    {
+      absl::MutexLock lock(&mu_);
+      write_pending_ = true;
+    }
+    StartWrite(&message_);
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](RebuildStream* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) { return !s->write_pending_; },
+        this));
+    return write_ok_ && !cancelled_;
+  }
+
+  worker::RebuildRunner& rebuilds_;
+  const std::string app_code_;
+  v1::RebuildGiftWallProgress message_;
+  absl::Mutex mu_;
+  bool write_pending_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_ok_ ABSL_GUARDED_BY(mu_) = true;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+// A stream refused before it started.
+class RejectedStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWallProgress> {
+ public:
+  explicit RejectedStream(grpc::Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
+    grpc::CallbackServerContext* context, const v1::GetProjectionStatusRequest* request,
+    v1::GetProjectionStatusResponse* response) {
+  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
+  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  return Offload(context, workers_, [this, app_code = *std::move(app_code), response] {
+    absl::StatusOr<storage::ProjectionStatus> status = ledger_.Status(app_code);
+    if (!status.ok()) return ToGrpcStatus(status.status());
+    response->set_done_count(status->done);
+    response->set_failed_count(status->failed);
+    response->set_dead_count(status->dead);
+    response->set_processing_count(status->processing);
+    response->set_unprojected_count(status->unprojected);
+    response->set_oldest_unprojected_age_ms(status->oldest_unprojected_age_ms);
+    response->set_oldest_dead_age_ms(status->oldest_dead_age_ms);
+    response->set_recovered_by_scan_total(status->recovered_by_scan);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* AdminService::GetEventStatus(grpc::CallbackServerContext* context,
+                                                       const v1::GetEventStatusRequest* request,
+                                                       v1::GetEventStatusResponse* response) {
+  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
+  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  if (absl::Status s = CheckEventId(request->event_id()); !s.ok()) {
+    return FinishNow(context, InvalidArgument("", s));
+  }
+  return Offload(context, workers_,
+                 [this, app_code = *std::move(app_code), event_id = request->event_id(), response] {
+                   absl::StatusOr<std::optional<storage::EventStatus>> event =
+                       ledger_.Event(app_code, event_id);
+                   if (!event.ok()) return ToGrpcStatus(event.status());
+                   if (!event->has_value()) {
+                     return grpc::Status(
+                         grpc::StatusCode::NOT_FOUND,
+                         absl::StrCat("event \"", event_id, "\" of app_code ", app_code,
+                                      " has no ledger row: it was never delivered or scanned, "
+                                      "or it is not a WalletGiftDebited event"));
+                   }
+                   const storage::EventStatus& e = **event;
+                   response->set_status(e.status);
+                   response->set_retry_count(static_cast<int32_t>(e.retry_count));
+                   response->set_requeue_count(static_cast<int32_t>(e.requeue_count));
+                   response->set_projected_by(e.projected_by);
+                   response->set_locked_by(e.locked_by);
+                   response->set_locked_until_ms(e.locked_until_ms);
+                   response->set_next_attempt_at_ms(e.next_attempt_at_ms);
+                   response->set_last_error(e.last_error);
+                   response->set_processed_at_ms(e.processed_at_ms);
+                   response->set_target_user_id(e.target_user_id);
+                   response->set_created_at_ms(e.created_at_ms);
+                   response->set_updated_at_ms(e.updated_at_ms);
+                   return grpc::Status::OK;
+                 });
+}
+
+grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerContext* context,
+                                                       const v1::ListDeadEventsRequest* request,
+                                                       v1::ListDeadEventsResponse* response) {
+  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
+  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  if (request->page_size() < 0) {
+    return FinishNow(context,
+                     InvalidArgument("", Invalid(absl::StrCat("page_size must be >= 0, got ",
+                                                              request->page_size()))));
+  }
+  const int page_size =
+      request->page_size() == 0 ? kDefaultPageSize : std::min(request->page_size(), kMaxPageSize);
+  std::string after;
+  if (!request->page_token().empty()) {
+    absl::StatusOr<domain::DeadEventPageToken> token = domain::DecodeDeadEventPageToken(
+        request->page_token(), *app_code, request->error_contains());
+    if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    after = std::move(token->event_id);
+  }
+  return Offload(context, workers_,
+                 [this, app_code = *std::move(app_code), error = request->error_contains(),
+                  after = std::move(after), page_size, response] {
+                   absl::StatusOr<storage::DeadEventPage> page =
+                       ledger_.ListDead(app_code, error, after, page_size);
+                   if (!page.ok()) return ToGrpcStatus(page.status());
+                   for (const storage::DeadEvent& e : page->events) {
+                     v1::DeadEvent* out = response->add_events();
+                     out->set_event_id(e.event_id);
+                     out->set_last_error(e.last_error);
+                     out->set_retry_count(static_cast<int32_t>(e.retry_count));
+                     out->set_requeue_count(static_cast<int32_t>(e.requeue_count));
+                     out->set_target_user_id(e.target_user_id);
+                     out->set_updated_at_ms(e.updated_at_ms);
+                   }
+                   for (const storage::DeadErrorGroup& g : page->groups) {
+                     v1::DeadErrorGroup* out = response->add_groups();
+                     out->set_last_error(g.last_error);
+                     out->set_count(g.count);
+                   }
+                   if (page->has_more) {
+                     response->set_next_page_token(domain::EncodeDeadEventPageToken(
+                         {app_code, error, page->events.back().event_id}));
+                   }
+                   return grpc::Status::OK;
+                 });
+}
+
+grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
+    grpc::CallbackServerContext* context, const v1::RequeueDeadEventsRequest* request,
+    v1::RequeueDeadEventsResponse* response) {
+  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
+  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  if (request->event_ids().empty() && domain::TrimSpace(request->error_contains()).empty()) {
+    return FinishNow(context, InvalidArgument("", Invalid("give event_ids or a non-empty "
+                                                          "error_contains: requeueing every "
+                                                          "dead event at once is not allowed")));
+  }
+  if (request->event_ids_size() > kMaxRequeue) {
+    return FinishNow(
+        context,
+        InvalidArgument("", Invalid(absl::StrCat("event_ids has ", request->event_ids_size(),
+                                                 " entries, at most ", kMaxRequeue, " allowed"))));
+  }
+  for (int i = 0; i < request->event_ids_size(); ++i) {
+    if (domain::TrimSpace(request->event_ids(i)).empty()) {
+      return FinishNow(context,
+                       InvalidArgument("", Invalid(absl::StrCat("event_ids[", i, "] is blank"))));
+    }
+  }
+  std::vector<std::string> ids(request->event_ids().begin(), request->event_ids().end());
+  return Offload(
+      context, workers_,
+      [this, app_code = *std::move(app_code), ids = std::move(ids),
+       error = request->error_contains(), dry_run = request->dry_run(), response]() mutable {
+        std::set<std::string> matching;  // dead events whose last_error contains `error`
+        if (!error.empty()) {
+          absl::StatusOr<std::vector<std::string>> found =
+              ledger_.DeadEventIds(app_code, error, kMaxRequeue);
+          if (!found.ok()) return ToGrpcStatus(found.status());
+          matching.insert(found->begin(), found->end());
+          if (ids.empty()) ids = *std::move(found);
+        }
+        for (const std::string& id : ids) {
+          const bool filtered_out = !error.empty() && matching.count(id) == 0;
+          absl::StatusOr<storage::RequeueResult> result =
+              projection_.RequeueDeadEvent(app_code, id, dry_run || filtered_out);
+          if (!result.ok()) return ToGrpcStatus(result.status());
+          std::string reason = result->reason;
+          if (filtered_out && result->matched) {
+            reason = absl::StrCat("last_error does not contain \"", error, "\"");
+          } else if (result->matched) {
+            response->set_matched(response->matched() + 1);
+            if (result->requeued) response->set_requeued(response->requeued() + 1);
+          }
+          if (!reason.empty()) {
+            v1::SkippedEvent* skipped = response->add_skipped();
+            skipped->set_event_id(id);
+            skipped->set_reason(reason);
+          }
+        }
+        return grpc::Status::OK;
+      });
+}
+
+grpc::ServerUnaryReactor* AdminService::RunCatchUp(grpc::CallbackServerContext* context,
+                                                   const v1::RunCatchUpRequest* request,
+                                                   v1::RunCatchUpResponse* response) {
+  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
+  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  if (request->limit() < 0) {
+    return FinishNow(
+        context,
+        InvalidArgument("", Invalid(absl::StrCat("limit must be >= 0, got ", request->limit()))));
+  }
+  return Offload(context, workers_,
+                 [this, app_code = *std::move(app_code), limit = request->limit(), response] {
+                   // On demand: the whole outbox (horizon 0), and no minimum age.
+                   absl::StatusOr<storage::CatchUpPass> pass =
+                       projection_.ProjectPendingGiftWallEvents(
+                           storage::CatchUpRequest{app_code, limit, 0, absl::ZeroDuration()});
+                   if (!pass.ok()) return ToGrpcStatus(pass.status());
+                   response->set_processed(pass->processed);
+                   response->set_found(pass->found);
+                   response->set_projected(pass->projected);
+                   response->set_dead(pass->dead);
+                   return grpc::Status::OK;
+                 });
+}
+
+grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerContext* context,
+                                                       const v1::VerifyGiftWallRequest* request,
+                                                       v1::VerifyGiftWallResponse* response) {
+  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
+  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  if (request->user_id() < 0) {
+    return FinishNow(
+        context,
+        InvalidArgument("", Invalid(absl::StrCat("user_id must be >= 0 (0: every user), got ",
+                                                 request->user_id()))));
+  }
+  return Offload(context, workers_,
+                 [this, app_code = *std::move(app_code), user_id = request->user_id(),
+                  repair = request->repair(), response] {
+                   absl::StatusOr<storage::VerifyReport> report = audit_.Verify(app_code, user_id);
+                   if (!report.ok()) return ToGrpcStatus(report.status());
+                   response->set_users_checked(report->users_checked);
+                   response->set_rows_checked(report->rows_checked);
+                   response->set_drifted(report->drifted);
+                   for (int64_t user : report->unverifiable_users)
+                     response->add_unverifiable_users(user);
+                   for (const storage::WallDrift& d : report->samples) {
+                     v1::Drift* out = response->add_samples();
+                     out->set_user_id(d.user_id);
+                     out->set_gift_id(d.difference.gift_id);
+                     out->set_sender_user_id(d.difference.sender_user_id);
+                     out->set_field(d.difference.field);
+                     out->set_expected(d.difference.expected);
+                     out->set_actual(d.difference.actual);
+                   }
+                   if (!repair) return grpc::Status::OK;
+                   for (int64_t user : report->drifted_users) {
+                     absl::StatusOr<bool> rebuilt = audit_.RebuildUser(app_code, user);
+                     if (!rebuilt.ok()) return ToGrpcStatus(rebuilt.status());
+                     if (*rebuilt) response->set_repaired(response->repaired() + 1);
+                   }
+                   return grpc::Status::OK;
+                 });
+}
+
+grpc::ServerWriteReactor<v1::RebuildGiftWallProgress>* AdminService::RebuildGiftWall(
+    grpc::CallbackServerContext* context, const v1::RebuildGiftWallRequest* request) {
+  (void)context;  // the stream learns of a departed client through OnCancel
+  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
+  if (!app_code.ok()) return new RejectedStream(InvalidArgument("", app_code.status()));
+  return new RebuildStream(rebuilds_, *std::move(app_code));
+}
+
+}  // namespace giftwall::transport

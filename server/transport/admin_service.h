@@ -1,0 +1,60 @@
+// giftwall.v1.ProjectionAdminService: operating the projection (DESIGN §3). Served only with
+// --enable_admin.
+#ifndef GIFTWALL_SERVER_TRANSPORT_ADMIN_SERVICE_H_
+#define GIFTWALL_SERVER_TRANSPORT_ADMIN_SERVICE_H_
+
+#include "giftwall/v1/admin.grpc.pb.h"
+#include "server/storage/ledger_repository.h"
+#include "server/storage/projection_repository.h"
+#include "server/storage/wall_audit_repository.h"
+#include "server/transport/worker_pool.h"
+#include "server/worker/rebuild_runner.h"
+
+namespace giftwall::transport {
+
+// At most this many events are requeued by one call.
+inline constexpr int kMaxRequeue = 10'000;
+
+class AdminService final : public giftwall::v1::ProjectionAdminService::CallbackService {
+ public:
+  AdminService(storage::LedgerRepository& ledger, storage::ProjectionRepository& projection,
+               storage::WallAuditRepository& audit, worker::RebuildRunner& rebuilds,
+               WorkerPool& workers)
+      : ledger_(ledger),
+        projection_(projection),
+        audit_(audit),
+        rebuilds_(rebuilds),
+        workers_(workers) {}
+
+  grpc::ServerUnaryReactor* GetProjectionStatus(grpc::CallbackServerContext* context,
+                                                const v1::GetProjectionStatusRequest* request,
+                                                v1::GetProjectionStatusResponse* response) override;
+  grpc::ServerUnaryReactor* GetEventStatus(grpc::CallbackServerContext* context,
+                                           const v1::GetEventStatusRequest* request,
+                                           v1::GetEventStatusResponse* response) override;
+  grpc::ServerUnaryReactor* ListDeadEvents(grpc::CallbackServerContext* context,
+                                           const v1::ListDeadEventsRequest* request,
+                                           v1::ListDeadEventsResponse* response) override;
+  grpc::ServerUnaryReactor* RequeueDeadEvents(grpc::CallbackServerContext* context,
+                                              const v1::RequeueDeadEventsRequest* request,
+                                              v1::RequeueDeadEventsResponse* response) override;
+  grpc::ServerUnaryReactor* RunCatchUp(grpc::CallbackServerContext* context,
+                                       const v1::RunCatchUpRequest* request,
+                                       v1::RunCatchUpResponse* response) override;
+  grpc::ServerUnaryReactor* VerifyGiftWall(grpc::CallbackServerContext* context,
+                                           const v1::VerifyGiftWallRequest* request,
+                                           v1::VerifyGiftWallResponse* response) override;
+  grpc::ServerWriteReactor<v1::RebuildGiftWallProgress>* RebuildGiftWall(
+      grpc::CallbackServerContext* context, const v1::RebuildGiftWallRequest* request) override;
+
+ private:
+  storage::LedgerRepository& ledger_;
+  storage::ProjectionRepository& projection_;
+  storage::WallAuditRepository& audit_;
+  worker::RebuildRunner& rebuilds_;
+  WorkerPool& workers_;
+};
+
+}  // namespace giftwall::transport
+
+#endif  // GIFTWALL_SERVER_TRANSPORT_ADMIN_SERVICE_H_

@@ -1,0 +1,70 @@
+// The background catch-up scan (DESIGN §2.11): every interval, for each app code, finds outbox
+// events the relay never delivered, failed events whose backoff has passed and expired leases,
+// and projects them (projected_by = scan). Several processes may run it against one database:
+// the ledger keeps every event to one effect.
+#ifndef GIFTWALL_SERVER_WORKER_CATCH_UP_WORKER_H_
+#define GIFTWALL_SERVER_WORKER_CATCH_UP_WORKER_H_
+
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "server/domain/scan_horizon.h"
+#include "server/storage/ledger_repository.h"
+#include "server/storage/projection_repository.h"
+
+namespace giftwall::worker {
+
+struct CatchUpOptions {
+  absl::Duration interval = absl::Seconds(2);
+  // Empty: every app code that has gift events in the outbox.
+  std::vector<std::string> app_codes;
+  // Events younger than this are left to the relay.
+  absl::Duration min_age = absl::Seconds(10);
+  absl::Duration safety_margin = absl::Minutes(5);
+  absl::Duration full_sweep_every = absl::Hours(1);
+  // Candidates per pass (1..100), and passes per app per round.
+  int batch = 100;
+  int max_passes = 50;
+};
+
+// What one round did, summed over its app codes.
+struct CatchUpRound {
+  int apps = 0;
+  int projected = 0;
+  int dead = 0;
+  int errors = 0;
+};
+
+class CatchUpWorker {
+ public:
+  CatchUpWorker(storage::ProjectionRepository& projection, storage::LedgerRepository& ledger,
+                CatchUpOptions options);
+  ~CatchUpWorker() { Stop(); }
+
+  // Runs a round now and then every interval, on a thread of its own.
+  void Start();
+  // Stops after the pass in progress; idempotent.
+  void Stop();
+
+  // One round over every app code; what the thread runs.
+  CatchUpRound RunRound() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  storage::ProjectionRepository& projection_;
+  storage::LedgerRepository& ledger_;
+  const CatchUpOptions options_;
+  absl::Mutex mu_;  // one round at a time
+  std::map<std::string, domain::ScanHorizon> horizons_ ABSL_GUARDED_BY(mu_);
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+}  // namespace giftwall::worker
+
+#endif  // GIFTWALL_SERVER_WORKER_CATCH_UP_WORKER_H_

@@ -1,0 +1,103 @@
+#include "server/worker/rebuild_runner.h"
+
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+
+namespace giftwall::worker {
+
+RebuildProgress RebuildJob::Progress() const {
+  absl::MutexLock lock(&mu_);
+  return progress_;
+}
+
+bool RebuildJob::WaitForChange(uint64_t* seen, absl::Duration timeout,
+                               RebuildProgress* progress) const {
+  absl::MutexLock lock(&mu_);
+  const uint64_t before = *seen;
+  auto changed = [this, before]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return version_ != before; };
+  mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
+  *progress = progress_;
+  *seen = version_;
+  return version_ != before;
+}
+
+void RebuildJob::Update(RebuildProgress progress) {
+  absl::MutexLock lock(&mu_);
+  progress_ = std::move(progress);
+  ++version_;
+}
+
+RebuildRunner::~RebuildRunner() {
+  stopping_ = true;
+  absl::MutexLock lock(&mu_);
+  for (Running& r : running_) r.thread.join();
+}
+
+absl::StatusOr<std::shared_ptr<RebuildJob>> RebuildRunner::Start(const std::string& app_code) {
+  absl::StatusOr<storage::RebuildLock> lock = audit_.LockRebuild(app_code);
+  if (!lock.ok()) return lock.status();
+  auto job = std::make_shared<RebuildJob>(app_code);
+  RebuildProgress listing;
+  listing.phase = "listing users";
+  job->Update(listing);
+  absl::MutexLock guard(&mu_);
+  // Threads of rebuilds that have finished are joined here rather than left to pile up.
+  for (auto it = running_.begin(); it != running_.end();) {
+    if (it->job->Progress().finished) {
+      it->thread.join();
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  running_.push_back(Running{
+      job, std::thread([this, job,
+                        held = std::make_unique<storage::RebuildLock>(*std::move(lock))]() mutable {
+        Run(std::move(held), job);
+      })});
+  return job;
+}
+
+void RebuildRunner::Run(std::unique_ptr<storage::RebuildLock> lock,
+                        std::shared_ptr<RebuildJob> job) {
+  const std::string& app = job->app_code();
+  LOG(INFO) << "rebuild of app " << app << ": started";
+  const absl::Time start = absl::Now();
+  RebuildProgress progress;
+  progress.phase = "listing users";
+  absl::StatusOr<std::vector<int64_t>> users = audit_.ListUsers(app);
+  absl::Status result = users.status();
+  if (users.ok()) {
+    progress.phase = "rebuilding";
+    progress.total = static_cast<int64_t>(users->size());
+    job->Update(progress);
+    for (int64_t user : *users) {
+      if (stopping_) {
+        result = absl::UnavailableError(
+            absl::StrCat("the server is shutting down; rebuilt ", progress.done, " of ",
+                         progress.total, " users (each one completely): run the rebuild again"));
+        break;
+      }
+      absl::StatusOr<bool> rebuilt = audit_.RebuildUser(app, user);
+      if (!rebuilt.ok()) {
+        result = absl::Status(rebuilt.status().code(), absl::StrCat("rebuilding user ", user, ": ",
+                                                                    rebuilt.status().message()));
+        break;
+      }
+      if (!*rebuilt) ++progress.unverifiable;
+      ++progress.done;
+      job->Update(progress);
+    }
+  }
+  lock.reset();  // before "done": a watcher may start the next rebuild at once
+  progress.phase = "done";
+  progress.finished = true;
+  progress.result = result;
+  LOG(INFO) << "rebuild of app " << app << ": " << (result.ok() ? "finished" : result.ToString())
+            << "; " << progress.done << " of " << progress.total << " users in "
+            << absl::FormatDuration(absl::Now() - start) << ", " << progress.unverifiable
+            << " left alone (not recomputable)";
+  job->Update(std::move(progress));
+}
+
+}  // namespace giftwall::worker

@@ -1,0 +1,39 @@
+#include "server/domain/scan_horizon.h"
+
+#include "gtest/gtest.h"
+
+namespace giftwall::domain {
+namespace {
+
+const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
+
+TEST(ScanHorizon, FirstPassIsAFullSweep) {
+  ScanHorizon horizon(absl::Minutes(5), absl::Hours(1));
+  EXPECT_EQ(horizon.Start(kNow), 0);
+}
+
+TEST(ScanHorizon, TrailsThePassesByTheSafetyMargin) {
+  ScanHorizon horizon(absl::Minutes(5), absl::Hours(1));
+  horizon.Start(kNow);
+  horizon.Advance(10'000'000);
+  EXPECT_EQ(horizon.Start(kNow + absl::Seconds(2)), 10'000'000 - 300'000);
+  // Never moves back: a pass that stopped earlier (an error, a held event) does not undo it.
+  horizon.Advance(5'000'000);
+  EXPECT_EQ(horizon.Start(kNow + absl::Seconds(4)), 10'000'000 - 300'000);
+  horizon.Advance(20'000'000);
+  EXPECT_EQ(horizon.Start(kNow + absl::Seconds(6)), 20'000'000 - 300'000);
+}
+
+TEST(ScanHorizon, DropsToZeroForAFullSweepEveryInterval) {
+  ScanHorizon horizon(absl::Minutes(5), absl::Hours(1));
+  horizon.Start(kNow);
+  horizon.Advance(10'000'000);
+  EXPECT_NE(horizon.Start(kNow + absl::Minutes(59)), 0);
+  EXPECT_EQ(horizon.Start(kNow + absl::Minutes(61)), 0);
+  // The sweep then pages forward like any pass.
+  horizon.Advance(1'000'000);
+  EXPECT_EQ(horizon.Start(kNow + absl::Minutes(62)), 1'000'000 - 300'000);
+}
+
+}  // namespace
+}  // namespace giftwall::domain

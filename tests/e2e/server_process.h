@@ -1,0 +1,63 @@
+// Processes for end-to-end tests: the real giftwall-server on a free port, commands run to
+// completion, and messages as the relay sends them.
+#ifndef GIFTWALL_TESTS_E2E_SERVER_PROCESS_H_
+#define GIFTWALL_TESTS_E2E_SERVER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "giftwall/v1/giftwall.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace giftwall::testing {
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int FreePort();
+
+// Starts `args` (argv[0] a path) with stdout and stderr going to `log_path`; -1 on failure.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path);
+
+std::string ReadFile(const std::string& path);
+
+// Runs a command to completion; returns its exit code and its output (stdout and stderr).
+int RunCommand(const std::vector<std::string>& args, std::string* output);
+
+// giftwall-server on a free port of 127.0.0.1; killed when destroyed.
+class ServerProcess {
+ public:
+  explicit ServerProcess(const std::string& mysql_url, std::vector<std::string> extra_flags = {});
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  std::string address() const;
+  std::shared_ptr<grpc::Channel> Channel() const;
+  std::string log() const;
+  pid_t pid() const { return pid_; }
+
+  // The health status of `service` ("SERVING", ...), or "rpc error N".
+  std::string Health(const std::string& service) const;
+  // Waits (up to 30 s) until `readiness` is SERVING.
+  bool WaitReady() const;
+
+  // SIGTERM, then the exit code.
+  int Terminate();
+  // SIGKILL: no shutdown of any kind.
+  void Kill();
+
+ private:
+  int port_;
+  std::string log_;
+  pid_t pid_ = -1;
+};
+
+// A WalletGiftDebited message as the relay sends it.
+v1::WalletOutboxMessage Message(const std::string& app, const std::string& event_id,
+                                const std::string& payload, int64_t at = 1'700'000'000'000);
+
+}  // namespace giftwall::testing
+
+#endif  // GIFTWALL_TESTS_E2E_SERVER_PROCESS_H_

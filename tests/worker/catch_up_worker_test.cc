@@ -1,0 +1,113 @@
+#include "server/worker/catch_up_worker.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/support/test_database.h"
+
+namespace giftwall::worker {
+namespace {
+
+using domain::GiftEvent;
+
+constexpr int64_t kT0 = 1'700'000'000'000;
+
+storage::ProjectionOptions Options(const std::string& worker) {
+  storage::ProjectionOptions options;
+  options.worker_id = worker;
+  return options;
+}
+
+CatchUpOptions Fast() {
+  CatchUpOptions options;
+  options.interval = absl::Milliseconds(50);
+  options.min_age = absl::ZeroDuration();
+  options.batch = 7;  // several passes per round
+  return options;
+}
+
+TEST(CatchUpWorker, ProjectsWhatTheRelayLostForEveryAppInTheOutbox) {
+  testing::TestDatabase db;
+  storage::ConnectionPool pool(db.PoolOptions());
+  storage::ProjectionRepository projection(pool, Options("scan"));
+  storage::LedgerRepository ledger(pool);
+  for (const char* app : {"app-a", "app-b"}) {
+    for (int i = 0; i < 30; ++i) {
+      db.InsertOutbox(app, absl::StrCat("E", i), "WalletGiftDebited",
+                      testing::GiftPayloadJson(1 + i % 3, "rose", 1), kT0 + i);
+    }
+  }
+  CatchUpWorker worker(projection, ledger, Fast());
+  CatchUpRound round = worker.RunRound();
+  EXPECT_EQ(round.apps, 2);
+  EXPECT_EQ(round.projected, 60);
+  EXPECT_EQ(round.errors, 0);
+  EXPECT_EQ(db.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall"), 60);
+  EXPECT_EQ(
+      db.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE projected_by = 'scan'"), 60);
+  EXPECT_EQ(worker.RunRound().projected, 0);
+}
+
+TEST(CatchUpWorker, ScansOnlyTheAppCodesItIsGiven) {
+  testing::TestDatabase db;
+  storage::ConnectionPool pool(db.PoolOptions());
+  storage::ProjectionRepository projection(pool, Options("scan"));
+  storage::LedgerRepository ledger(pool);
+  db.InsertOutbox("app-a", "E1", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 1), kT0);
+  db.InsertOutbox("app-b", "E1", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 1), kT0);
+  CatchUpOptions options = Fast();
+  options.app_codes = {"app-b"};
+  CatchUpWorker worker(projection, ledger, options);
+  EXPECT_EQ(worker.RunRound().projected, 1);
+  EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM user_gift_wall WHERE app_code = 'app-a'"), 0);
+}
+
+// The background thread finds an event written after it started, within a few intervals.
+TEST(CatchUpWorker, BackgroundThreadProjectsNewOutboxRowsAndStopsCleanly) {
+  testing::TestDatabase db;
+  storage::ConnectionPool pool(db.PoolOptions());
+  storage::ProjectionRepository projection(pool, Options("scan"));
+  storage::LedgerRepository ledger(pool);
+  CatchUpWorker worker(projection, ledger, Fast());
+  worker.Start();
+  db.InsertOutbox("demo", "late", "WalletGiftDebited", testing::GiftPayloadJson(5, "rose", 2), kT0);
+  int64_t count = 0;
+  for (int i = 0; i < 200 && count == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    count = db.QueryInt("SELECT COALESCE(SUM(gift_count), 0) FROM user_gift_wall");
+  }
+  EXPECT_EQ(count, 2);
+  const absl::Time start = absl::Now();
+  worker.Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
+// Several processes may scan at once: the ledger keeps every event to one effect.
+TEST(CatchUpWorker, ConcurrentScannersCountEachEventOnce) {
+  testing::TestDatabase db;
+  for (int i = 0; i < 300; ++i) {
+    db.InsertOutbox("demo", absl::StrCat("E", i), "WalletGiftDebited",
+                    testing::GiftPayloadJson(1 + i % 7, absl::StrCat("g", i % 3), 1 + i % 4),
+                    kT0 + i % 50);
+  }
+  int64_t expected = 0;
+  for (int i = 0; i < 300; ++i) expected += 1 + i % 4;
+  std::vector<std::thread> scanners;
+  std::atomic<int> projected{0};
+  for (int s = 0; s < 3; ++s) {
+    scanners.emplace_back([&, s] {
+      storage::ConnectionPool pool(db.PoolOptions(4));
+      storage::ProjectionRepository projection(pool, Options(absl::StrCat("scanner-", s)));
+      storage::LedgerRepository ledger(pool);
+      CatchUpWorker worker(projection, ledger, Fast());
+      for (int round = 0; round < 5; ++round) projected += worker.RunRound().projected;
+    });
+  }
+  for (std::thread& t : scanners) t.join();
+  EXPECT_EQ(projected, 300);
+  EXPECT_EQ(db.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall"), expected);
+}
+
+}  // namespace
+}  // namespace giftwall::worker
