@@ -227,9 +227,7 @@ int Requeue(Stub& stub) {
     return 0;
   }
   if (request.dry_run()) {
-    // The response does not say which skipped events were matched, so the exact number that
-    // would be requeued is unknown: at most every matched one.
-    std::cout << "matched " << response.matched() << ", would requeue up to " << response.matched()
+    std::cout << "matched " << response.matched() << ", would requeue " << response.requeued()
               << " (dry run: nothing changed)\n";
   } else {
     std::cout << "matched " << response.matched() << ", requeued " << response.requeued() << "\n";

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/storage/db_clock.h"
+#include "server/storage/paging.h"
 
 namespace giftwall::storage {
 namespace {
@@ -117,16 +118,13 @@ absl::StatusOr<DeadEventPage> LedgerRepository::ListDead(absl::string_view app_c
   if (!conn.ok()) return conn.status();
   DeadEventPage page;
   absl::Status s =
-      (*conn)->Query(kDeadPage, {app_code, error_contains, after_event_id, int64_t{limit} + 1},
+      (*conn)->Query(kDeadPage, {app_code, error_contains, after_event_id, RowsToFetch(limit)},
                      [&](const SqlRow& row) {
                        page.events.push_back(DeadEvent{row.Str(0), row.Str(1), row.Int(2),
                                                        row.Int(3), row.Int(4), row.Int(5)});
                      });
   if (!s.ok()) return s;
-  if (page.events.size() > static_cast<size_t>(limit)) {
-    page.events.resize(static_cast<size_t>(limit));
-    page.has_more = true;
-  }
+  page.has_more = TrimToPage(&page.events, limit);
   s = (*conn)->Query(kDeadGroups, {app_code, error_contains}, [&](const SqlRow& row) {
     page.groups.push_back(DeadErrorGroup{row.Str(0), row.Int(1)});
   });

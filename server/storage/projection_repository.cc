@@ -685,8 +685,11 @@ absl::StatusOr<RequeueResult> ProjectionRepository::RequeueDeadEvent(absl::strin
         }
         const absl::StatusOr<GiftPayload> gift = domain::ParseGiftPayload(event->payload_json);
         if (dry_run) {
-          if (!gift.ok())
+          // Whether the wall can absorb the event is known only by trying; the payload is checked.
+          result.requeued = gift.ok();
+          if (!gift.ok()) {
             result.reason = absl::StrCat("would stay dead: ", gift.status().message());
+          }
           return result;
         }
         const int64_t lease_ms = Ms(options_.lease_ttl);

@@ -52,7 +52,7 @@ struct CatchUpPass {
 // What a requeue did with one event.
 struct RequeueResult {
   bool matched = false;   // the event was dead
-  bool requeued = false;  // and is now projected (never on a dry run)
+  bool requeued = false;  // and is now projected (on a dry run: would be)
   std::string reason;     // why not, when it was not (or would not be) requeued
 };
 

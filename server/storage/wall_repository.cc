@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
+#include "server/storage/paging.h"
 
 namespace giftwall::storage {
 namespace {
@@ -134,8 +135,7 @@ absl::StatusOr<WallPage> WallRepository::ListWall(absl::string_view app_code, in
   if (!conn.ok()) return conn.status();
   WallPage page;
   auto on_row = [&](const SqlRow& row) { page.items.push_back(ReadWallItem(row)); };
-  // One row more than asked for says whether there is a next page.
-  const int64_t fetch = int64_t{limit} + 1;
+  const int64_t fetch = RowsToFetch(limit);
   absl::Status s = after.has_value()
                        ? (*conn)->Query(PageQuery(sort, true),
                                         {app_code, user_id, after->sort_value, after->sort_value,
@@ -143,10 +143,7 @@ absl::StatusOr<WallPage> WallRepository::ListWall(absl::string_view app_code, in
                                         on_row)
                        : (*conn)->Query(PageQuery(sort, false), {app_code, user_id, fetch}, on_row);
   if (!s.ok()) return s;
-  if (page.items.size() > static_cast<size_t>(limit)) {
-    page.items.resize(static_cast<size_t>(limit));
-    page.has_more = true;
-  }
+  page.has_more = TrimToPage(&page.items, limit);
   return page;
 }
 
@@ -174,7 +171,7 @@ absl::StatusOr<SenderPage> WallRepository::ListSenders(absl::string_view app_cod
   auto on_row = [&](const SqlRow& row) {
     page.senders.push_back(SenderStats{row.Int(0), row.Int(1), row.Int(2), row.Int(3), row.Int(4)});
   };
-  const int64_t fetch = int64_t{limit} + 1;
+  const int64_t fetch = RowsToFetch(limit);
   absl::Status s =
       after.has_value()
           ? (*conn)->Query(
@@ -184,10 +181,7 @@ absl::StatusOr<SenderPage> WallRepository::ListSenders(absl::string_view app_cod
                 on_row)
           : (*conn)->Query(kSendersFirstPage, {app_code, user_id, gift_id, fetch}, on_row);
   if (!s.ok()) return s;
-  if (page.senders.size() > static_cast<size_t>(limit)) {
-    page.senders.resize(static_cast<size_t>(limit));
-    page.has_more = true;
-  }
+  page.has_more = TrimToPage(&page.senders, limit);
   return page;
 }
 

@@ -49,8 +49,10 @@ class ServerE2eTest : public ::testing::Test {
   }
 
   static grpc::Status Project(const v1::WalletOutboxMessage& message,
-                              v1::ProjectMessageResponse* response,
+                              v1::ProjectMessageResponse* response = nullptr,
                               const ServerProcess* server = nullptr) {
+    v1::ProjectMessageResponse ignored;
+    if (response == nullptr) response = &ignored;
     auto stub = v1::GiftWallService::NewStub((server ? server : server_)->Channel());
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
@@ -277,6 +279,72 @@ TEST_F(ServerE2eTest, ReflectionSeesCoinsSendersSortsAndSummary) {
        absl::StrFormat(R"({"app_code":"refl2","user_id":"12","page_token":"%s"})", token));
   EXPECT_EQ(rpc.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(rpc.error_message(), HasSubstr("another wall or sort"));
+}
+
+// The admin service is not reachable by accident: without --enable_admin it does not exist.
+TEST_F(ServerE2eTest, AdminServiceIsServedOnlyWhenEnabled) {
+  testing::ReflectionClient reflection(server_->Channel());
+  absl::StatusOr<std::vector<std::string>> services = reflection.ListServices();
+  ASSERT_TRUE(services.ok());
+  EXPECT_THAT(*services, ::testing::Not(::testing::Contains("giftwall.v1.ProjectionAdminService")));
+  int code = 0;
+  const std::string out = Client({"admin", "status", "--app_code=cli"}, &code);
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(out, HasSubstr("UNIMPLEMENTED"));
+  EXPECT_THAT(out, HasSubstr("--enable_admin"));
+}
+
+TEST_F(ServerE2eTest, AdminCommandsVerifyRebuildAndRequeue) {
+  ServerProcess admin(db_->url(), {"--enable_admin", "--catchup_interval=0"});
+  ASSERT_TRUE(admin.WaitReady()) << admin.log();
+  auto client = [&](std::vector<std::string> args, int* code) {
+    std::vector<std::string> argv = {GIFTWALL_CLIENT_BIN,
+                                     absl::StrCat("--server=", admin.address()), "--app_code=ops"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string output;
+    *code = RunCommand(argv, &output);
+    return output;
+  };
+  for (int i = 0; i < 12; ++i) {
+    const std::string payload = absl::StrFormat(
+        R"({"target_user_id":%d,"gift_id":"g%d","gift_count":2,"sender_user_id":%d})", 1 + i % 3,
+        i % 2, 50 + i % 4);
+    db_->InsertOutbox("ops", absl::StrCat("O", i), "WalletGiftDebited", payload,
+                      1'700'000'000'000 + i);
+    v1::ProjectMessageResponse response;
+    ASSERT_TRUE(Project(Message("ops", absl::StrCat("O", i), payload, 1'700'000'000'000 + i),
+                        &response, &admin)
+                    .ok());
+  }
+  ASSERT_TRUE(Project(Message("ops", "BAD", R"({"target_user_id":1})"), nullptr, &admin).ok());
+  int code = -1;
+  EXPECT_THAT(client({"admin", "status", "--json"}, &code), HasSubstr(R"("done_count": "12")"));
+  EXPECT_EQ(code, 0);
+  EXPECT_THAT(client({"admin", "event", "--event_id=O3"}, &code), HasSubstr("done"));
+  EXPECT_EQ(code, 0);
+  client({"admin", "event", "--event_id=never"}, &code);
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(client({"admin", "dead"}, &code), HasSubstr("missing gift_id"));
+  EXPECT_EQ(code, 0);
+  client({"admin", "verify"}, &code);
+  EXPECT_EQ(code, 0) << "no drift";
+
+  db_->Exec("UPDATE user_gift_wall SET gift_count = gift_count + 5 WHERE app_code = 'ops'");
+  const std::string drift = client({"admin", "verify"}, &code);
+  EXPECT_EQ(code, 4) << drift;
+  EXPECT_THAT(drift, HasSubstr("gift_count"));
+  const std::string rebuild = client({"admin", "rebuild", "--json"}, &code);
+  EXPECT_EQ(code, 0) << rebuild;
+  EXPECT_THAT(rebuild, HasSubstr(R"("phase":"done","done":"3","total":"3")"));
+  client({"admin", "verify"}, &code);
+  EXPECT_EQ(code, 0) << "no drift after the rebuild";
+
+  // A requeue needs ids or an error filter; a dry run changes nothing.
+  client({"admin", "requeue"}, &code);
+  EXPECT_NE(code, 0);
+  EXPECT_THAT(client({"admin", "requeue", "--event_ids=BAD", "--dry_run"}, &code),
+              HasSubstr("outbox row is gone"));
+  EXPECT_EQ(admin.Terminate(), 0);
 }
 
 TEST_F(ServerE2eTest, BadInputGetsWhatTheContractSays) {

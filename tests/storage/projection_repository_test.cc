@@ -588,6 +588,7 @@ TEST_F(ProjectionRepositoryTest, RequeueReprojectsADeadEventFromItsCorrectedOutb
   r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/true);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->matched);
+  EXPECT_TRUE(r->requeued) << "a dry run says what would be requeued";
   EXPECT_EQ(r->reason, "");
   EXPECT_EQ(Ledger("Q1", "status"), "dead") << "a dry run changes nothing";
   r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/false);
