@@ -32,8 +32,14 @@ namespace giftwall {
 namespace {
 
 int Migrate(const ServerConfig& config) {
+  // DDL on a populated table can take far longer than any serving statement may: no statement
+  // limit, a long socket timeout, and a lock wait that outlasts another replica's migration.
+  storage::SessionOptions session = config.pool.session;
+  session.statement_timeout = absl::ZeroDuration();
+  session.read_timeout = session.write_timeout = absl::Hours(6);
+  session.lock_wait_timeout = absl::Minutes(5);
   absl::StatusOr<std::unique_ptr<storage::SqlConnection>> conn =
-      storage::SqlConnection::Open(config.pool.endpoint, config.pool.session);
+      storage::SqlConnection::Open(config.pool.endpoint, session);
   if (!conn.ok()) {
     LOG(ERROR) << "migrate: " << conn.status().message();
     return 1;
@@ -73,7 +79,10 @@ int Serve(const ServerConfig& config) {
   worker::RebuildRunner rebuilds(audit);
   transport::WorkerPool workers(config.worker_threads, config.queue_capacity);
   transport::GiftWallService gift_wall(projection, wall, workers);
-  transport::AdminService admin(ledger, projection, audit, rebuilds, workers);
+  // Admin calls (a verify may read a whole app) get threads of their own: they never take a
+  // worker from the relay.
+  transport::WorkerPool admin_workers(2, 16);
+  transport::AdminService admin(ledger, projection, audit, rebuilds, admin_workers);
   worker::CatchUpWorker catch_up(projection, ledger, config.catch_up);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -92,7 +101,8 @@ int Serve(const ServerConfig& config) {
   LOG(INFO) << "serving giftwall.v1.GiftWallService on " << host << ":" << port;
   grpc::HealthCheckServiceInterface& health = *server->GetHealthCheckService();
   health.SetServingStatus("", true);
-  transport::ReadinessProbe readiness(pool, health, absl::Seconds(2));
+  transport::ReadinessProbe readiness(config.pool.endpoint, config.pool.session, health,
+                                      absl::Seconds(2));
   if (config.enable_admin) LOG(INFO) << "serving giftwall.v1.ProjectionAdminService";
   if (config.catch_up.interval > absl::ZeroDuration()) catch_up.Start();
 
@@ -100,15 +110,17 @@ int Serve(const ServerConfig& config) {
   sigwait(&signals, &signal_number);
   LOG(INFO) << "received " << strsignal(signal_number) << ": readiness off, draining";
   readiness.Stop();
-  catch_up.Stop();
+  catch_up.RequestStop();
   absl::SleepFor(config.drain_delay);
 
   const absl::Time deadline = absl::Now() + config.shutdown_grace;
   std::thread stopper([&] { server->Shutdown(absl::ToChronoTime(deadline)); });
   // Queued calls get until the deadline to run; what is still queued then answers UNAVAILABLE.
   workers.Shutdown(deadline);
+  admin_workers.Shutdown(deadline);
   stopper.join();
   server->Wait();
+  catch_up.Stop();
   LOG(INFO) << "stopped";
   return 0;
 }

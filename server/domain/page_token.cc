@@ -11,8 +11,9 @@ constexpr uint8_t kTokenVersion = 1;
 constexpr uint8_t kGiftWallTokenKind = 1;
 constexpr uint8_t kSenderTokenKind = 2;
 constexpr uint8_t kDeadEventTokenKind = 3;
-// A token longer than this was not issued by this service.
-constexpr size_t kMaxTokenChars = 1024;
+// A token longer than this was not issued by this service (the longest carries a 1 KiB error
+// filter and an event id).
+constexpr size_t kMaxTokenChars = 4096;
 
 // FNV-1a, 32 bits: a stable checksum (replicas must agree), not a signature.
 uint32_t Fnv1a(absl::string_view bytes) {

@@ -12,8 +12,9 @@ int64_t ScanHorizon::Start(absl::Time now) {
   return horizon_ms_;
 }
 
-void ScanHorizon::Advance(int64_t resume_from_ms) {
-  horizon_ms_ = std::max(horizon_ms_, resume_from_ms - margin_ms_);
+void ScanHorizon::Advance(int64_t resume_from_ms, bool reached_newest) {
+  horizon_ms_ =
+      std::max(horizon_ms_, reached_newest ? resume_from_ms - margin_ms_ : resume_from_ms);
 }
 
 }  // namespace giftwall::domain

@@ -20,8 +20,10 @@ class ScanHorizon {
   // else the current horizon.
   int64_t Start(absl::Time now);
 
-  // A pass got through everything before `resume_from_ms`.
-  void Advance(int64_t resume_from_ms);
+  // A pass got through everything before `resume_from_ms`. When it read up to the newest events
+  // (`reached_newest`), the horizon trails that by the safety margin: an event created just
+  // before may not be committed yet. Deep in history it need not.
+  void Advance(int64_t resume_from_ms, bool reached_newest);
 
   int64_t horizon_ms() const { return horizon_ms_; }
 

@@ -5,6 +5,7 @@
 #include <thread>
 #include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "glog/logging.h"
@@ -192,6 +193,15 @@ WHERE wo.app_code = ? AND wo.event_type = 'WalletGiftDebited'
 ORDER BY wo.created_at_ms ASC, wo.event_id ASC
 LIMIT ?)sql";
 
+// Where a scan window of the outbox ends: the created_at_ms of the window's last row.
+constexpr absl::string_view kScanWindowEnd = R"sql(
+SELECT created_at_ms FROM wallet_outbox FORCE INDEX (idx_wallet_outbox_event_created)
+WHERE app_code = ? AND event_type = 'WalletGiftDebited'
+  AND created_at_ms >= ? AND created_at_ms <= ?
+ORDER BY created_at_ms ASC, event_id ASC
+LIMIT 1 OFFSET ?)sql";
+constexpr int kMaxWindowsPerPass = 20;
+
 // Failed events whose backoff has passed, and processing rows whose lease has expired (a claim
 // sets next_attempt_at_ms to the end of its lease).
 constexpr absl::string_view kDueRetryCandidates = R"sql(
@@ -206,12 +216,12 @@ LIMIT ?)sql";
 
 // The dead row, locked: a requeue and a concurrent one must not both fold the event.
 constexpr absl::string_view kLockLedgerRow = R"sql(
-SELECT status FROM wallet_projection_events
+SELECT status, last_error FROM wallet_projection_events
 WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?
 FOR UPDATE)sql";
 
 constexpr absl::string_view kReadLedgerStatus = R"sql(
-SELECT status FROM wallet_projection_events
+SELECT status, last_error FROM wallet_projection_events
 WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
 
 // The outbox is the source of truth; a plain read, the wallet's row is not locked.
@@ -253,6 +263,12 @@ absl::StatusOr<int64_t> DbNow(SqlConnection& conn) {
 struct ProjectionRepository::Candidate {
   GiftEvent event;
   bool unprojected = false;  // found by the anti-join (no ledger row), not as a due retry
+};
+
+struct ProjectionRepository::Candidates {
+  std::vector<Candidate> list;
+  int64_t read_through_ms = 0;  // every unprojected outbox event before this is in `list`
+  bool reached_newest = false;
 };
 
 // The event whose fold failed after it was claimed: its failure is recorded after rollback.
@@ -471,26 +487,43 @@ absl::StatusOr<std::vector<ProjectionResult>> ProjectionRepository::FoldWithRetr
   for (const GiftEvent* event : events) {
     payloads.push_back(domain::ParseGiftPayload(event->payload_json));
   }
-  return RunWithContentionRetries<std::vector<ProjectionResult>>(
-      pool_, options_.retry,
-      [&](SqlConnection& conn) -> absl::StatusOr<std::vector<ProjectionResult>> {
-        std::optional<FailedFold> failed;
-        absl::StatusOr<std::vector<ProjectionResult>> results =
-            FoldInTransaction(conn, events, payloads, by, &failed);
-        if (results.ok() || IsContention(results.status())) return results;
-        // The transaction is rolled back by now; the failure is recorded on its own.
-        if (failed.has_value()) RecordFailure(&conn, *failed, results.status(), by);
-        if (results.status().code() == absl::StatusCode::kUnavailable) return results;
-        return absl::UnavailableError(
-            absl::StrCat("projection failed, will be retried: ", results.status().message()));
-      });
+  // A failure seen on a session that is gone is recorded once that session is back in the pool,
+  // so that recording it does not need a session more than the pool may have.
+  std::optional<std::pair<FailedFold, absl::Status>> unrecorded;
+  absl::StatusOr<std::vector<ProjectionResult>> results =
+      RunWithContentionRetries<std::vector<ProjectionResult>>(
+          pool_, options_.retry,
+          [&](SqlConnection& conn) -> absl::StatusOr<std::vector<ProjectionResult>> {
+            std::optional<FailedFold> failed;
+            absl::StatusOr<std::vector<ProjectionResult>> folded =
+                FoldInTransaction(conn, events, payloads, by, &failed);
+            if (folded.ok() || IsContention(folded.status())) return folded;
+            // The transaction is rolled back by now; the failure is recorded on its own.
+            if (failed.has_value()) {
+              if (conn.broken()) {
+                unrecorded.emplace(*failed, folded.status());
+              } else {
+                RecordFailure(&conn, *failed, folded.status(), by);
+              }
+            }
+            return folded;
+          });
+  if (unrecorded.has_value()) {
+    RecordFailure(nullptr, unrecorded->first, unrecorded->second, by);
+  }
+  if (results.ok() || results.status().code() == absl::StatusCode::kUnavailable ||
+      results.status().code() == absl::StatusCode::kAborted) {
+    return results;
+  }
+  return absl::UnavailableError(
+      absl::StrCat("projection failed, will be retried: ", results.status().message()));
 }
 
 void ProjectionRepository::RecordFailure(SqlConnection* conn, const FailedFold& failed,
                                          const absl::Status& cause, ProjectedBy by) {
-  // The failed transaction's session may be gone (that is often why it failed).
+  // Without a session (the failed one is gone, which is often why it failed), take one.
   std::optional<PooledConnection> fresh;
-  if (conn->broken()) {
+  if (conn == nullptr) {
     absl::StatusOr<PooledConnection> acquired = pool_.Acquire();
     if (!acquired.ok()) {
       LOG(WARNING) << "event " << failed.event->app_code << "/" << failed.event->event_id
@@ -539,10 +572,9 @@ absl::StatusOr<std::vector<ProjectionResult>> ProjectionRepository::ProjectBatch
   return FoldWithRetries(pointers, by);
 }
 
-absl::StatusOr<std::vector<ProjectionRepository::Candidate>> ProjectionRepository::FindCandidates(
-    SqlConnection& conn, const CatchUpRequest& request, int limit, int64_t now_ms,
-    bool* unprojected_exhausted) {
-  std::vector<Candidate> candidates;
+absl::StatusOr<ProjectionRepository::Candidates> ProjectionRepository::FindCandidates(
+    SqlConnection& conn, const CatchUpRequest& request, int limit, int64_t now_ms) {
+  Candidates found;
   auto collect = [&](bool unprojected) {
     return [&, unprojected](const SqlRow& row) {
       Candidate c;
@@ -551,71 +583,88 @@ absl::StatusOr<std::vector<ProjectionRepository::Candidate>> ProjectionRepositor
       c.event.payload_json = row.Str(1);
       c.event.occurred_at_ms = row.Int(2);
       c.unprojected = unprojected;
-      candidates.push_back(std::move(c));
+      found.list.push_back(std::move(c));
     };
   };
+  // The anti-join reads the outbox a window of request.window_rows rows at a time, so that no
+  // statement reads all history at once (a full sweep over millions of projected events would
+  // outlast the statement time limit): window after window until it has `limit` candidates, has
+  // read up to `newest`, or has read kMaxWindowsPerPass windows.
   const int64_t newest = now_ms - Ms(request.min_age);
+  int64_t start = request.horizon_ms;
+  found.read_through_ms = start;
+  for (int window = 0; window < kMaxWindowsPerPass && start <= newest; ++window) {
+    std::optional<int64_t> end;
+    absl::Status s =
+        conn.Query(kScanWindowEnd,
+                   {request.app_code, start, newest, std::max<int64_t>(request.window_rows, 1) - 1},
+                   [&](const SqlRow& row) { end = row.Int(0); });
+    if (!s.ok()) return s;
+    // Fewer rows than a window left, or a window of rows that all share one millisecond (it
+    // cannot be split by time): read up to `newest`.
+    const bool last = !end.has_value() || *end == start;
+    const int64_t until = last ? newest : *end;
+    s = conn.Query(
+        kUnprojectedCandidates,
+        {request.app_code, start, until, int64_t{limit} - static_cast<int64_t>(found.list.size())},
+        collect(true));
+    if (!s.ok()) return s;
+    if (found.list.size() >= static_cast<size_t>(limit)) {
+      // The window was not read to its end: the next pass starts at the last candidate.
+      found.read_through_ms = found.list.back().event.occurred_at_ms;
+      break;
+    }
+    found.read_through_ms = until;
+    found.reached_newest = last;
+    if (last) break;
+    start = until + 1;  // every row at `until` was in this window
+  }
   absl::Status s =
-      conn.Query(kUnprojectedCandidates,
-                 {request.app_code, request.horizon_ms, newest, int64_t{limit}}, collect(true));
+      conn.Query(kDueRetryCandidates, {request.app_code, now_ms, int64_t{limit}}, collect(false));
   if (!s.ok()) return s;
-  *unprojected_exhausted = candidates.size() < static_cast<size_t>(limit);
-  s = conn.Query(kDueRetryCandidates, {request.app_code, now_ms, int64_t{limit}}, collect(false));
-  if (!s.ok()) return s;
-  std::stable_sort(candidates.begin(), candidates.end(),
+  std::stable_sort(found.list.begin(), found.list.end(),
                    [](const Candidate& a, const Candidate& b) {
                      return std::tie(a.event.occurred_at_ms, a.event.event_id) <
                             std::tie(b.event.occurred_at_ms, b.event.event_id);
                    });
-  return candidates;
+  return found;
 }
 
 absl::StatusOr<CatchUpPass> ProjectionRepository::ProjectPendingGiftWallEvents(
     const CatchUpRequest& request) {
   const int limit = std::clamp(request.limit <= 0 ? 20 : request.limit, 1, 100);
-  bool unprojected_exhausted = false;
-  std::vector<Candidate> candidates;
-  int64_t newest = 0;
+  Candidates found;
   {
     absl::StatusOr<PooledConnection> conn = pool_.Acquire();
     if (!conn.ok()) return conn.status();
     absl::StatusOr<int64_t> now = DbNow(**conn);
     if (!now.ok()) return now.status();
-    newest = *now - Ms(request.min_age);
-    absl::StatusOr<std::vector<Candidate>> found =
-        FindCandidates(**conn, request, limit, *now, &unprojected_exhausted);
-    if (!found.ok()) return found.status();
-    candidates = *std::move(found);
+    absl::StatusOr<Candidates> read = FindCandidates(**conn, request, limit, *now);
+    if (!read.ok()) return read.status();
+    found = *std::move(read);
   }
 
   CatchUpPass pass;
-  // Where the next pass may start: past everything read if the anti-join ran dry, else at the
-  // first unprojected event not yet looked at.
-  pass.resume_from_ms = newest;
+  // Where the next pass may start: what the anti-join read through, unless some of what it
+  // found is left for later (a pass projects at most `limit` events, due retries included).
+  pass.resume_from_ms = found.read_through_ms;
+  pass.reached_newest = found.reached_newest;
+  std::vector<Candidate>& candidates = found.list;
   if (candidates.size() > static_cast<size_t>(limit)) {
     for (size_t i = static_cast<size_t>(limit); i < candidates.size(); ++i) {
       if (candidates[i].unprojected) {
         pass.resume_from_ms = std::min(pass.resume_from_ms, candidates[i].event.occurred_at_ms);
+        pass.reached_newest = false;
         break;
       }
     }
     candidates.resize(static_cast<size_t>(limit));
-  }
-  if (!unprojected_exhausted) {
-    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
-      if (it->unprojected) {
-        pass.resume_from_ms = std::min(pass.resume_from_ms, it->event.occurred_at_ms);
-        break;
-      }
-    }
   }
 
   for (const Candidate& c : candidates) {
     ++pass.found;
     absl::StatusOr<ProjectionResult> result = Project(c.event, ProjectedBy::kScan);
     if (!result.ok()) {
-      // The rest of the pass would most likely fail the same way; the next pass resumes here.
-      pass.resume_from_ms = std::min(pass.resume_from_ms, c.event.occurred_at_ms);
       return absl::Status(result.status().code(),
                           absl::StrCat("catch-up for app ", request.app_code, " stopped at event ",
                                        c.event.event_id, ": ", result.status().message()));
@@ -631,7 +680,10 @@ absl::StatusOr<CatchUpPass> ProjectionRepository::ProjectPendingGiftWallEvents(
         break;
       case ProjectionOutcome::kLeased:
         // Its holder may still roll back: keep the event inside the next pass's window.
-        pass.resume_from_ms = std::min(pass.resume_from_ms, c.event.occurred_at_ms);
+        if (c.unprojected && c.event.occurred_at_ms < pass.resume_from_ms) {
+          pass.resume_from_ms = c.event.occurred_at_ms;
+          pass.reached_newest = false;
+        }
         break;
       case ProjectionOutcome::kAlreadyProjected:
       case ProjectionOutcome::kIgnored:
@@ -641,9 +693,9 @@ absl::StatusOr<CatchUpPass> ProjectionRepository::ProjectPendingGiftWallEvents(
   return pass;
 }
 
-absl::StatusOr<RequeueResult> ProjectionRepository::RequeueDeadEvent(absl::string_view app_code,
-                                                                     absl::string_view event_id,
-                                                                     bool dry_run) {
+absl::StatusOr<RequeueResult> ProjectionRepository::RequeueDeadEvent(
+    absl::string_view app_code, absl::string_view event_id, absl::string_view error_contains,
+    bool dry_run) {
   return RunWithContentionRetries<RequeueResult>(
       pool_, options_.retry, [&](SqlConnection& conn) -> absl::StatusOr<RequeueResult> {
         std::optional<Transaction> tx;
@@ -654,9 +706,12 @@ absl::StatusOr<RequeueResult> ProjectionRepository::RequeueDeadEvent(absl::strin
         }
         RequeueResult result;
         std::optional<std::string> status;
-        absl::Status s =
-            conn.Query(dry_run ? kReadLedgerStatus : kLockLedgerRow, {app_code, event_id},
-                       [&](const SqlRow& row) { status = row.Str(0); });
+        std::string last_error;
+        absl::Status s = conn.Query(dry_run ? kReadLedgerStatus : kLockLedgerRow,
+                                    {app_code, event_id}, [&](const SqlRow& row) {
+                                      status = row.Str(0);
+                                      last_error = row.Str(1);
+                                    });
         if (!s.ok()) return s;
         if (!status.has_value()) {
           result.reason = "no ledger row";
@@ -664,6 +719,10 @@ absl::StatusOr<RequeueResult> ProjectionRepository::RequeueDeadEvent(absl::strin
         }
         if (*status != domain::LedgerStatusName(LedgerStatus::kDead)) {
           result.reason = absl::StrCat("not dead (status ", *status, ")");
+          return result;
+        }
+        if (!absl::StrContains(last_error, error_contains)) {
+          result.reason = absl::StrCat("last_error does not contain \"", error_contains, "\"");
           return result;
         }
         result.matched = true;

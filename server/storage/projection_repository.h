@@ -37,6 +37,8 @@ struct CatchUpRequest {
   int64_t horizon_ms = 0;
   // Events younger than this are left to the relay.
   absl::Duration min_age = absl::Seconds(10);
+  // The outbox is read this many rows at a time (at most 20 windows a pass).
+  int64_t window_rows = 10'000;
 };
 
 struct CatchUpPass {
@@ -44,9 +46,11 @@ struct CatchUpPass {
   int processed = 0;  // moved to done or dead by this pass
   int projected = 0;
   int dead = 0;
-  // The oldest created_at_ms this pass leaves possibly unprojected: the next pass may start
-  // there (less a safety margin). Past every candidate when the pass ran out of candidates.
+  // The next pass may start here: the pass has looked at every outbox event created before.
   int64_t resume_from_ms = 0;
+  // Whether the pass read the outbox up to the newest events it looks at (now - min_age). Only
+  // then does the next pass's start trail resume_from_ms by a safety margin.
+  bool reached_newest = false;
 };
 
 // What a requeue did with one event.
@@ -81,11 +85,14 @@ class ProjectionRepository {
   // An event that is not dead, or whose outbox row is gone, is left alone with the reason; one
   // whose payload is still bad (or that the wall still cannot absorb) stays dead with the new
   // reason. A dry run only looks.
+  // With `error_contains`, only an event whose last_error contains that text.
   absl::StatusOr<RequeueResult> RequeueDeadEvent(absl::string_view app_code,
-                                                 absl::string_view event_id, bool dry_run);
+                                                 absl::string_view event_id,
+                                                 absl::string_view error_contains, bool dry_run);
 
  private:
   struct Candidate;
+  struct Candidates;
   struct FailedFold;
 
   absl::StatusOr<std::vector<domain::ProjectionResult>> FoldWithRetries(
@@ -94,13 +101,15 @@ class ProjectionRepository {
       SqlConnection& conn, absl::Span<const domain::GiftEvent* const> events,
       absl::Span<const absl::StatusOr<domain::GiftPayload>> payloads, domain::ProjectedBy by,
       std::optional<FailedFold>* failed);
+  // Records a fold's failure (failed with backoff, or dead after max_retries) on `conn`, or on
+  // a session of its own if `conn` is null.
   void RecordFailure(SqlConnection* conn, const FailedFold& failed, const absl::Status& cause,
                      domain::ProjectedBy by);
-  // Both kinds of candidate, oldest first (up to `limit` of each).
-  absl::StatusOr<std::vector<Candidate>> FindCandidates(SqlConnection& conn,
-                                                        const CatchUpRequest& request, int limit,
-                                                        int64_t now_ms,
-                                                        bool* unprojected_exhausted);
+  // Both kinds of candidate, oldest first (up to `limit` of each), and how far the outbox was
+  // read.
+  absl::StatusOr<Candidates> FindCandidates(SqlConnection& conn, const CatchUpRequest& request,
+                                            int limit, int64_t now_ms);
+
   ConnectionPool& pool_;
   const ProjectionOptions options_;
 };

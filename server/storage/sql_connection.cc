@@ -174,6 +174,7 @@ absl::Status SqlConnection::SetUpSession(const SessionOptions& options) {
   if (!s.ok()) return s;
   is_mariadb_ = absl::StrContains(absl::AsciiStrToLower(version), "mariadb");
   // MariaDB bounds every statement (seconds); MySQL only SELECTs (milliseconds).
+  // 0 means no limit, on both servers.
   const std::string statement_limit =
       is_mariadb_ ? absl::StrFormat("max_statement_time = %.3f",
                                     absl::ToDoubleSeconds(options.statement_timeout))
@@ -282,7 +283,11 @@ absl::StatusOr<Transaction> Transaction::Begin(SqlConnection& conn, Isolation is
   absl::Status s = conn.ExecuteDirect(isolation == Isolation::kConsistentSnapshot
                                           ? "START TRANSACTION WITH CONSISTENT SNAPSHOT"
                                           : "START TRANSACTION");
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    // A pending SET TRANSACTION would otherwise apply to the session's next transaction.
+    conn.MarkBroken();
+    return s;
+  }
   return Transaction(&conn);
 }
 
@@ -293,7 +298,10 @@ Transaction::~Transaction() {
 absl::Status Transaction::Commit() {
   SqlConnection* conn = std::exchange(conn_, nullptr);
   CHECK(conn != nullptr) << "transaction already finished";
-  return conn->ExecuteDirect("COMMIT");
+  absl::Status s = conn->ExecuteDirect("COMMIT");
+  // Whether a failed COMMIT left a transaction open is unknown: never reuse the session.
+  if (!s.ok()) conn->MarkBroken();
+  return s;
 }
 
 absl::Status Transaction::Rollback() {

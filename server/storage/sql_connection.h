@@ -57,7 +57,7 @@ struct SessionOptions {
   absl::Duration connect_timeout = absl::Seconds(3);
   absl::Duration read_timeout = absl::Seconds(15);
   absl::Duration write_timeout = absl::Seconds(15);
-  // Longest a statement may run before the server stops it.
+  // Longest a statement may run before the server stops it; zero: no limit (migrations).
   absl::Duration statement_timeout = absl::Seconds(10);
   // How long a statement waits for a row lock before 1205.
   absl::Duration lock_wait_timeout = absl::Seconds(1);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
@@ -37,6 +38,25 @@ LEFT JOIN wallet_outbox wo ON wo.app_code = pe.app_code AND wo.event_id = pe.eve
 WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
   AND pe.target_user_id > ? AND pe.target_user_id <= ? AND pe.status = 'done')sql";
 
+// The ids of one user's done events: index-only (idx_projection_events_user), cheap under locks.
+constexpr absl::string_view kDoneEventIds = R"sql(
+SELECT event_id FROM wallet_projection_events FORCE INDEX (idx_projection_events_user)
+WHERE projection_name = 'user_gift_wall' AND app_code = ? AND target_user_id = ?
+  AND status = 'done')sql";
+
+constexpr absl::string_view kOneDoneEvent = R"sql(
+SELECT pe.target_user_id, pe.event_id, wo.event_id IS NOT NULL, COALESCE(wo.event_type, ''),
+       COALESCE(wo.payload, ''), COALESCE(wo.created_at_ms, 0)
+FROM wallet_projection_events pe
+LEFT JOIN wallet_outbox wo ON wo.app_code = pe.app_code AND wo.event_id = pe.event_id
+WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ? AND pe.event_id = ?
+  AND pe.status = 'done')sql";
+
+constexpr absl::string_view kDeleteGiftSenders =
+    "DELETE FROM user_gift_wall_sender WHERE app_code = ? AND user_id = ? AND gift_id = ?";
+constexpr absl::string_view kDeleteGift =
+    "DELETE FROM user_gift_wall WHERE app_code = ? AND user_id = ? AND gift_id = ?";
+
 constexpr absl::string_view kWallRows = R"sql(
 SELECT user_id, gift_id, gift_count, total_coins, first_received_at_ms, last_received_at_ms,
        gift_name, gift_name_at_ms, gift_name_event_id, gift_icon, gift_icon_at_ms,
@@ -49,11 +69,6 @@ constexpr absl::string_view kSenderRows = R"sql(
 SELECT user_id, gift_id, sender_user_id, sent_count, sent_coins, first_sent_at_ms,
        last_sent_at_ms
 FROM user_gift_wall_sender WHERE app_code = ? AND user_id > ? AND user_id <= ?)sql";
-
-constexpr absl::string_view kDeleteUserSenders =
-    "DELETE FROM user_gift_wall_sender WHERE app_code = ? AND user_id = ?";
-constexpr absl::string_view kDeleteUserWall =
-    "DELETE FROM user_gift_wall WHERE app_code = ? AND user_id = ?";
 
 constexpr absl::string_view kInsertWallRow = R"sql(
 INSERT INTO user_gift_wall
@@ -86,65 +101,78 @@ const std::string& Locking(absl::string_view select) {
 
 // What the database holds for one user, and what its done events say it should hold.
 struct UserState {
-  std::vector<domain::FoldEvent> events;
+  std::map<std::string, domain::FoldEvent> events;  // by event id
   std::string unverifiable;  // why the user cannot be recomputed; empty if it can
   domain::UserWall actual;
 };
 
-// Reads the users in (lo, hi]: their wall and sender rows (locked, if `lock`), then their done
-// events. Locking first matters: under REPEATABLE READ the snapshot the events are read from is
-// taken at the first plain read, after every lock is held.
-absl::Status ReadUsers(SqlConnection& conn, absl::string_view app_code, int64_t lo, int64_t hi,
-                       bool lock, std::map<int64_t, UserState>* users) {
+// Reads the wall and sender rows of the users in (lo, hi], locked if `lock`.
+absl::Status ReadWallRows(SqlConnection& conn, absl::string_view app_code, int64_t lo, int64_t hi,
+                          bool lock, std::map<int64_t, UserState>* users) {
   absl::Status s = conn.Query(
       lock ? Locking(kSenderRows) : kSenderRows, {app_code, lo, hi}, [&](const SqlRow& row) {
         (*users)[row.Int(0)].actual[row.Str(1)].senders[row.Int(2)] =
             domain::SenderRow{row.Int(3), row.Int(4), row.Int(5), row.Int(6)};
       });
   if (!s.ok()) return s;
-  s = conn.Query(lock ? Locking(kWallRows) : kWallRows, {app_code, lo, hi}, [&](const SqlRow& row) {
-    domain::WallRow& w = (*users)[row.Int(0)].actual[row.Str(1)];
-    w.gift_count = row.Int(2);
-    w.total_coins = row.Int(3);
-    w.first_received_at_ms = row.Int(4);
-    w.last_received_at_ms = row.Int(5);
-    w.gift_name = row.Str(6);
-    w.gift_name_at_ms = row.Int(7);
-    w.gift_name_event_id = row.Str(8);
-    w.gift_icon = row.Str(9);
-    w.gift_icon_at_ms = row.Int(10);
-    w.gift_icon_event_id = row.Str(11);
-    w.sender_count = row.Int(12);
-    w.top_sender_user_id = row.Int(13);
-    w.top_sender = domain::SenderRow{row.Int(14), row.Int(15), row.Int(16), row.Int(17)};
-    w.first_sender_user_id = row.Int(18);
-    w.first_sender_at_ms = row.Int(19);
-    w.first_sender_event_id = row.Str(20);
-  });
-  if (!s.ok()) return s;
-  return conn.Query(kDoneEvents, {app_code, lo, hi}, [&](const SqlRow& row) {
-    const int64_t user = row.Int(0);
-    UserState& state = (*users)[user];
-    const std::string event_id = row.Str(1);
-    if (!state.unverifiable.empty()) return;
-    if (row.Int(2) == 0) {
-      state.unverifiable = absl::StrCat("the outbox row of done event ", event_id, " is gone");
-      return;
-    }
-    absl::StatusOr<domain::GiftPayload> gift = domain::ParseGiftPayload(row.Str(4));
-    if (!domain::IsGiftEvent(row.Str(3)) || !gift.ok() || gift->target_user_id != user) {
-      state.unverifiable =
-          absl::StrCat("the outbox row of done event ", event_id, " no longer folds into it");
-      return;
-    }
-    state.events.push_back(domain::FoldEvent{event_id, row.Int(5), *std::move(gift)});
-  });
+  return conn.Query(
+      lock ? Locking(kWallRows) : kWallRows, {app_code, lo, hi}, [&](const SqlRow& row) {
+        domain::WallRow& w = (*users)[row.Int(0)].actual[row.Str(1)];
+        w.gift_count = row.Int(2);
+        w.total_coins = row.Int(3);
+        w.first_received_at_ms = row.Int(4);
+        w.last_received_at_ms = row.Int(5);
+        w.gift_name = row.Str(6);
+        w.gift_name_at_ms = row.Int(7);
+        w.gift_name_event_id = row.Str(8);
+        w.gift_icon = row.Str(9);
+        w.gift_icon_at_ms = row.Int(10);
+        w.gift_icon_event_id = row.Str(11);
+        w.sender_count = row.Int(12);
+        w.top_sender_user_id = row.Int(13);
+        w.top_sender = domain::SenderRow{row.Int(14), row.Int(15), row.Int(16), row.Int(17)};
+        w.first_sender_user_id = row.Int(18);
+        w.first_sender_at_ms = row.Int(19);
+        w.first_sender_event_id = row.Str(20);
+      });
 }
 
-// The fold of a user's events, or why it cannot be computed.
+// Adds one row of kDoneEvents (or kOneDoneEvent) to its user's state.
+void AddDoneEvent(const SqlRow& row, std::map<int64_t, UserState>* users) {
+  const int64_t user = row.Int(0);
+  UserState& state = (*users)[user];
+  const std::string event_id = row.Str(1);
+  if (!state.unverifiable.empty()) return;
+  if (row.Int(2) == 0) {
+    state.unverifiable = absl::StrCat("the outbox row of done event ", event_id, " is gone");
+    return;
+  }
+  absl::StatusOr<domain::GiftPayload> gift = domain::ParseGiftPayload(row.Str(4));
+  if (!domain::IsGiftEvent(row.Str(3)) || !gift.ok() || gift->target_user_id != user) {
+    state.unverifiable =
+        absl::StrCat("the outbox row of done event ", event_id, " no longer folds into it");
+    return;
+  }
+  state.events[event_id] = domain::FoldEvent{event_id, row.Int(5), *std::move(gift)};
+}
+
+absl::Status ReadDoneEvents(SqlConnection& conn, absl::string_view app_code, int64_t lo, int64_t hi,
+                            std::map<int64_t, UserState>* users) {
+  return conn.Query(kDoneEvents, {app_code, lo, hi},
+                    [&](const SqlRow& row) { AddDoneEvent(row, users); });
+}
+
+// The fold of a user's events, or why it cannot be computed. A user with wall rows but no done
+// events at all has no evidence in the ledger (pruned, or from before it): left alone too.
 absl::StatusOr<domain::UserWall> Expected(UserState& state) {
+  if (state.unverifiable.empty() && state.events.empty() && !state.actual.empty()) {
+    state.unverifiable = "wall rows but no done events in the ledger";
+  }
   if (!state.unverifiable.empty()) return absl::FailedPreconditionError(state.unverifiable);
-  absl::StatusOr<domain::UserWall> wall = domain::FoldUserWall(state.events);
+  std::vector<domain::FoldEvent> events;
+  events.reserve(state.events.size());
+  for (const auto& [id, e] : state.events) events.push_back(e);
+  absl::StatusOr<domain::UserWall> wall = domain::FoldUserWall(events);
   if (!wall.ok()) state.unverifiable = std::string(wall.status().message());
   return wall;
 }
@@ -194,7 +222,9 @@ absl::StatusOr<RebuildLock> WallAuditRepository::LockRebuild(absl::string_view a
 }
 
 absl::StatusOr<VerifyReport> WallAuditRepository::Verify(absl::string_view app_code,
-                                                         int64_t user_id, size_t max_samples) {
+                                                         int64_t user_id,
+                                                         const std::function<bool()>& cancelled,
+                                                         size_t max_samples) {
   absl::StatusOr<PooledConnection> conn = pool_.Acquire();
   if (!conn.ok()) return conn.status();
   // One snapshot for the whole report: a projection committing meanwhile is not half seen.
@@ -204,6 +234,7 @@ absl::StatusOr<VerifyReport> WallAuditRepository::Verify(absl::string_view app_c
   VerifyReport report;
   int64_t after = user_id > 0 ? user_id - 1 : 0;
   for (;;) {
+    if (cancelled && cancelled()) return absl::CancelledError("the verify was cancelled");
     int64_t hi = user_id;
     if (user_id <= 0) {
       absl::StatusOr<int64_t> end = NextChunkEnd(**conn, app_code, after);
@@ -212,9 +243,11 @@ absl::StatusOr<VerifyReport> WallAuditRepository::Verify(absl::string_view app_c
       hi = *end;
     }
     std::map<int64_t, UserState> users;
-    if (absl::Status s = ReadUsers(**conn, app_code, after, hi, /*lock=*/false, &users); !s.ok()) {
+    if (absl::Status s = ReadWallRows(**conn, app_code, after, hi, /*lock=*/false, &users);
+        !s.ok()) {
       return s;
     }
+    if (absl::Status s = ReadDoneEvents(**conn, app_code, after, hi, &users); !s.ok()) return s;
     for (auto& [user, state] : users) {
       if (user <= 0) continue;  // dead events whose payload named no user
       ++report.users_checked;
@@ -242,60 +275,108 @@ absl::StatusOr<VerifyReport> WallAuditRepository::Verify(absl::string_view app_c
   return report;
 }
 
+namespace {
+
+// Replaces one gift's wall and sender rows with `expected` (or removes them if null).
+absl::Status WriteGift(SqlConnection& conn, absl::string_view app_code, int64_t user_id,
+                       const std::string& gift_id, const domain::WallRow* expected) {
+  for (absl::string_view sql : {kDeleteGiftSenders, kDeleteGift}) {
+    absl::StatusOr<int64_t> deleted = conn.Execute(sql, {app_code, user_id, gift_id});
+    if (!deleted.ok()) return deleted.status();
+  }
+  if (expected == nullptr) return absl::OkStatus();
+  const domain::WallRow& w = *expected;
+  absl::StatusOr<int64_t> inserted = conn.Execute(kInsertWallRow, {app_code,
+                                                                   user_id,
+                                                                   gift_id,
+                                                                   w.gift_count,
+                                                                   w.total_coins,
+                                                                   w.first_received_at_ms,
+                                                                   w.last_received_at_ms,
+                                                                   w.gift_name,
+                                                                   w.gift_name_at_ms,
+                                                                   w.gift_name_event_id,
+                                                                   w.gift_icon,
+                                                                   w.gift_icon_at_ms,
+                                                                   w.gift_icon_event_id,
+                                                                   w.sender_count,
+                                                                   w.top_sender_user_id,
+                                                                   w.top_sender.sent_count,
+                                                                   w.top_sender.sent_coins,
+                                                                   w.top_sender.first_sent_at_ms,
+                                                                   w.top_sender.last_sent_at_ms,
+                                                                   w.first_sender_user_id,
+                                                                   w.first_sender_at_ms,
+                                                                   w.first_sender_event_id});
+  if (!inserted.ok()) return inserted.status();
+  for (const auto& [sender, s] : w.senders) {
+    inserted =
+        conn.Execute(kInsertSenderRow, {app_code, user_id, gift_id, sender, s.sent_count,
+                                        s.sent_coins, s.first_sent_at_ms, s.last_sent_at_ms});
+    if (!inserted.ok()) return inserted.status();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<bool> WallAuditRepository::RebuildUser(absl::string_view app_code, int64_t user_id) {
+  // The bulk of the reading happens before any lock is taken, so that a user with a long
+  // history does not hold up live projection while it is read: under the locks, only the events
+  // done since are fetched.
+  std::map<int64_t, UserState> before;
+  {
+    absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+    if (!conn.ok()) return conn.status();
+    if (absl::Status s = ReadDoneEvents(**conn, app_code, user_id - 1, user_id, &before); !s.ok()) {
+      return s;
+    }
+  }
   return RunWithContentionRetries<bool>(
       pool_, retry_, [&](SqlConnection& conn) -> absl::StatusOr<bool> {
-        // REPEATABLE READ: the locking reads take next-key locks, so a projection of a gift new to
-        // this wall waits too, not only those of gifts already on it.
+        // REPEATABLE READ: the locking reads take next-key locks, so that a projection of a gift
+        // new to this wall waits too, not only those of gifts already on it. Sender rows are
+        // locked before wall rows: the order every projection takes them in.
         absl::StatusOr<Transaction> tx =
             Transaction::Begin(conn, Transaction::Isolation::kRepeatableRead);
         if (!tx.ok()) return tx.status();
         std::map<int64_t, UserState> users;
-        if (absl::Status s = ReadUsers(conn, app_code, user_id - 1, user_id, /*lock=*/true, &users);
+        users[user_id] = before[user_id];
+        UserState& state = users[user_id];
+        state.actual.clear();
+        if (absl::Status s =
+                ReadWallRows(conn, app_code, user_id - 1, user_id, /*lock=*/true, &users);
             !s.ok()) {
           return s;
         }
-        UserState& state = users[user_id];
+        // The first plain read: the snapshot is taken now, with every lock held.
+        std::set<std::string> done;
+        absl::Status s = conn.Query(kDoneEventIds, {app_code, user_id},
+                                    [&](const SqlRow& row) { done.insert(row.Str(0)); });
+        if (!s.ok()) return s;
+        for (auto it = state.events.begin(); it != state.events.end();) {
+          it = done.count(it->first) > 0 ? std::next(it) : state.events.erase(it);
+        }
+        for (const std::string& id : done) {
+          if (state.events.count(id) > 0 || !state.unverifiable.empty()) continue;
+          s = conn.Query(kOneDoneEvent, {app_code, id},
+                         [&](const SqlRow& row) { AddDoneEvent(row, &users); });
+          if (!s.ok()) return s;
+        }
         absl::StatusOr<domain::UserWall> expected = Expected(state);
         if (!expected.ok()) return false;
-        if (domain::DiffUserWalls(*expected, state.actual).empty()) return true;  // nothing to do
-        for (absl::string_view sql : {kDeleteUserSenders, kDeleteUserWall}) {
-          absl::StatusOr<int64_t> deleted = conn.Execute(sql, {app_code, user_id});
-          if (!deleted.ok()) return deleted.status();
+        // Only the gifts that differ are rewritten.
+        std::set<std::string> changed;
+        for (const domain::WallDifference& d : domain::DiffUserWalls(*expected, state.actual)) {
+          changed.insert(d.gift_id);
         }
-        for (const auto& [gift_id, w] : *expected) {
-          absl::StatusOr<int64_t> inserted =
-              conn.Execute(kInsertWallRow, {app_code,
-                                            user_id,
-                                            gift_id,
-                                            w.gift_count,
-                                            w.total_coins,
-                                            w.first_received_at_ms,
-                                            w.last_received_at_ms,
-                                            w.gift_name,
-                                            w.gift_name_at_ms,
-                                            w.gift_name_event_id,
-                                            w.gift_icon,
-                                            w.gift_icon_at_ms,
-                                            w.gift_icon_event_id,
-                                            w.sender_count,
-                                            w.top_sender_user_id,
-                                            w.top_sender.sent_count,
-                                            w.top_sender.sent_coins,
-                                            w.top_sender.first_sent_at_ms,
-                                            w.top_sender.last_sent_at_ms,
-                                            w.first_sender_user_id,
-                                            w.first_sender_at_ms,
-                                            w.first_sender_event_id});
-          if (!inserted.ok()) return inserted.status();
-          for (const auto& [sender, s] : w.senders) {
-            inserted = conn.Execute(kInsertSenderRow,
-                                    {app_code, user_id, gift_id, sender, s.sent_count, s.sent_coins,
-                                     s.first_sent_at_ms, s.last_sent_at_ms});
-            if (!inserted.ok()) return inserted.status();
-          }
+        for (const std::string& gift_id : changed) {
+          auto it = expected->find(gift_id);
+          s = WriteGift(conn, app_code, user_id, gift_id,
+                        it == expected->end() ? nullptr : &it->second);
+          if (!s.ok()) return s;
         }
-        if (absl::Status s = tx->Commit(); !s.ok()) return s;
+        if (s = tx->Commit(); !s.ok()) return s;
         return true;
       });
 }

@@ -4,6 +4,7 @@
 #define GIFTWALL_SERVER_STORAGE_WALL_AUDIT_REPOSITORY_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -56,7 +57,9 @@ class WallAuditRepository {
   // events, all read in one consistent snapshot. Users with done events whose outbox rows are
   // gone (or no longer parse) cannot be recomputed: they are listed as unverifiable and not
   // compared.
+  // `cancelled`, if given, is asked between chunks of users: true ends the verify (CANCELLED).
   absl::StatusOr<VerifyReport> Verify(absl::string_view app_code, int64_t user_id,
+                                      const std::function<bool()>& cancelled = nullptr,
                                       size_t max_samples = 20);
 
   // Rebuilds one user's wall: locks the user's wall and sender rows (and the gaps between them,

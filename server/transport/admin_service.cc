@@ -1,12 +1,12 @@
 #include "server/transport/admin_service.h"
 
-#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "server/domain/app_code.h"
 #include "server/domain/page_token.h"
+#include "server/domain/projection.h"
 #include "server/domain/text.h"
 #include "server/transport/gift_wall_service.h"
 #include "server/transport/grpc_status.h"
@@ -184,6 +184,13 @@ grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerConte
                      InvalidArgument("", Invalid(absl::StrCat("page_size must be >= 0, got ",
                                                               request->page_size()))));
   }
+  if (request->error_contains().size() > domain::kMaxLastErrorBytes) {
+    return FinishNow(
+        context,
+        InvalidArgument(
+            "", Invalid(absl::StrCat("error_contains is ", request->error_contains().size(),
+                                     " bytes, at most ", domain::kMaxLastErrorBytes, " allowed"))));
+  }
   const int page_size =
       request->page_size() == 0 ? kDefaultPageSize : std::min(request->page_size(), kMaxPageSize);
   std::string after;
@@ -246,32 +253,28 @@ grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
   std::vector<std::string> ids(request->event_ids().begin(), request->event_ids().end());
   return Offload(
       context, workers_,
-      [this, app_code = *std::move(app_code), ids = std::move(ids),
+      [this, context, app_code = *std::move(app_code), ids = std::move(ids),
        error = request->error_contains(), dry_run = request->dry_run(), response]() mutable {
-        std::set<std::string> matching;  // dead events whose last_error contains `error`
-        if (!error.empty()) {
+        if (ids.empty()) {
           absl::StatusOr<std::vector<std::string>> found =
               ledger_.DeadEventIds(app_code, error, kMaxRequeue);
           if (!found.ok()) return ToGrpcStatus(found.status());
-          matching.insert(found->begin(), found->end());
-          if (ids.empty()) ids = *std::move(found);
+          ids = *std::move(found);
         }
         for (const std::string& id : ids) {
-          const bool filtered_out = !error.empty() && matching.count(id) == 0;
-          absl::StatusOr<storage::RequeueResult> result =
-              projection_.RequeueDeadEvent(app_code, id, dry_run || filtered_out);
-          if (!result.ok()) return ToGrpcStatus(result.status());
-          std::string reason = result->reason;
-          if (filtered_out && result->matched) {
-            reason = absl::StrCat("last_error does not contain \"", error, "\"");
-          } else if (result->matched) {
-            response->set_matched(response->matched() + 1);
-            if (result->requeued) response->set_requeued(response->requeued() + 1);
+          // Each requeue is its own transaction: a cancelled call stops between two.
+          if (context->IsCancelled()) {
+            return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
           }
-          if (!reason.empty()) {
+          absl::StatusOr<storage::RequeueResult> result =
+              projection_.RequeueDeadEvent(app_code, id, error, dry_run);
+          if (!result.ok()) return ToGrpcStatus(result.status());
+          if (result->matched) response->set_matched(response->matched() + 1);
+          if (result->requeued) response->set_requeued(response->requeued() + 1);
+          if (!result->reason.empty()) {
             v1::SkippedEvent* skipped = response->add_skipped();
             skipped->set_event_id(id);
-            skipped->set_reason(reason);
+            skipped->set_reason(result->reason);
           }
         }
         return grpc::Status::OK;
@@ -315,9 +318,10 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
                                                  request->user_id()))));
   }
   return Offload(context, workers_,
-                 [this, app_code = *std::move(app_code), user_id = request->user_id(),
+                 [this, context, app_code = *std::move(app_code), user_id = request->user_id(),
                   repair = request->repair(), response] {
-                   absl::StatusOr<storage::VerifyReport> report = audit_.Verify(app_code, user_id);
+                   absl::StatusOr<storage::VerifyReport> report = audit_.Verify(
+                       app_code, user_id, [context] { return context->IsCancelled(); });
                    if (!report.ok()) return ToGrpcStatus(report.status());
                    response->set_users_checked(report->users_checked);
                    response->set_rows_checked(report->rows_checked);
@@ -335,6 +339,8 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
                    }
                    if (!repair) return grpc::Status::OK;
                    for (int64_t user : report->drifted_users) {
+                     if (context->IsCancelled())
+                       return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
                      absl::StatusOr<bool> rebuilt = audit_.RebuildUser(app_code, user);
                      if (!rebuilt.ok()) return ToGrpcStatus(rebuilt.status());
                      if (*rebuilt) response->set_repaired(response->repaired() + 1);

@@ -6,28 +6,47 @@
 
 namespace giftwall::transport {
 
-ReadinessProbe::ReadinessProbe(storage::ConnectionPool& pool,
+ReadinessProbe::ReadinessProbe(storage::MysqlEndpoint endpoint, storage::SessionOptions session,
                                grpc::HealthCheckServiceInterface& health, absl::Duration interval)
-    : pool_(pool), health_(health), interval_(interval) {
+    : endpoint_(std::move(endpoint)), session_(session), health_(health), interval_(interval) {
   Set(false);
   thread_ = std::thread([this] { Loop(); });
 }
 
 void ReadinessProbe::Stop() {
+  {
+    // NOT_SERVING first: load balancers must learn of the shutdown now, not after a probe that
+    // may be waiting on the database.
+    absl::MutexLock lock(&mu_);
+    if (!stopped_) {
+      stopped_ = true;
+      health_.SetServingStatus(kReadinessService, false);
+      health_.SetServingStatus("giftwall.v1.GiftWallService", false);
+    }
+  }
   if (!stop_.HasBeenNotified()) stop_.Notify();
-  if (thread_.joinable()) thread_.join();
-  Set(false);
+}
+
+ReadinessProbe::~ReadinessProbe() {
+  Stop();
+  thread_.join();
 }
 
 void ReadinessProbe::Set(bool serving) {
+  absl::MutexLock lock(&mu_);
+  if (stopped_) return;
   health_.SetServingStatus(kReadinessService, serving);
   health_.SetServingStatus("giftwall.v1.GiftWallService", serving);
 }
 
 std::string ReadinessProbe::Check() {
-  absl::StatusOr<storage::PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return std::string(conn.status().message());
-  absl::StatusOr<int> version = storage::SchemaVersion(**conn);
+  if (conn_ == nullptr || conn_->broken()) {
+    absl::StatusOr<std::unique_ptr<storage::SqlConnection>> opened =
+        storage::SqlConnection::Open(endpoint_, session_);
+    if (!opened.ok()) return std::string(opened.status().message());
+    conn_ = *std::move(opened);
+  }
+  absl::StatusOr<int> version = storage::SchemaVersion(*conn_);
   if (!version.ok()) return std::string(version.status().message());
   const int needed = storage::LatestEmbeddedVersion();
   if (*version < needed) {

@@ -3,36 +3,49 @@
 #ifndef GIFTWALL_SERVER_TRANSPORT_READINESS_H_
 #define GIFTWALL_SERVER_TRANSPORT_READINESS_H_
 
+#include <memory>
+#include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "server/storage/connection_pool.h"
+#include "server/storage/mysql_url.h"
+#include "server/storage/sql_connection.h"
 
 namespace giftwall::transport {
 
 // The health service name that load balancers and Kubernetes probes ask about.
 inline constexpr char kReadinessService[] = "readiness";
 
+// The probe has a session of its own: a pool saturated by calls says nothing about whether the
+// database answers, and must not make the replica look unready.
 class ReadinessProbe {
  public:
   // Starts probing at once, then every `interval`.
-  ReadinessProbe(storage::ConnectionPool& pool, grpc::HealthCheckServiceInterface& health,
-                 absl::Duration interval);
-  // Stops probing and sets NOT_SERVING; called first thing on shutdown.
-  void Stop();
-  ~ReadinessProbe() { Stop(); }
+  ReadinessProbe(storage::MysqlEndpoint endpoint, storage::SessionOptions session,
+                 grpc::HealthCheckServiceInterface& health, absl::Duration interval);
+  // Sets NOT_SERVING at once, for good, and tells the probe to stop (without waiting for a probe
+  // that may be waiting on the database); called first thing on shutdown.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  ~ReadinessProbe();
 
  private:
   void Loop();
   // Empty when ready, else why not.
   std::string Check();
-  void Set(bool serving);
+  // Sets the status unless Stop() has run.
+  void Set(bool serving) ABSL_LOCKS_EXCLUDED(mu_);
 
-  storage::ConnectionPool& pool_;
+  const storage::MysqlEndpoint endpoint_;
+  const storage::SessionOptions session_;
   grpc::HealthCheckServiceInterface& health_;
   const absl::Duration interval_;
+  std::unique_ptr<storage::SqlConnection> conn_;  // the probe thread's only
+  absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   absl::Notification stop_;
   std::thread thread_;
 };

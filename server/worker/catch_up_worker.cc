@@ -1,6 +1,9 @@
 #include "server/worker/catch_up_worker.h"
 
+#include <set>
+
 #include "glog/logging.h"
+#include "server/domain/app_code.h"
 
 namespace giftwall::worker {
 
@@ -17,8 +20,12 @@ void CatchUpWorker::Start() {
   });
 }
 
-void CatchUpWorker::Stop() {
+void CatchUpWorker::RequestStop() {
   if (!stop_.HasBeenNotified()) stop_.Notify();
+}
+
+void CatchUpWorker::Stop() {
+  RequestStop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -33,7 +40,21 @@ CatchUpRound CatchUpWorker::RunRound() {
       ++round.errors;
       return round;
     }
-    apps = *std::move(found);
+    // The relay normalizes app codes; the outbox may hold them as the wallet wrote them. Scan
+    // under the normalized code, so both paths key the same ledger rows and walls.
+    std::set<std::string> normalized;
+    for (const std::string& raw : *found) {
+      absl::StatusOr<std::string> code = domain::NormalizeAppCode(raw);
+      if (!code.ok()) {
+        LOG_EVERY_N(WARNING, 100) << "catch-up: skipping outbox app code: " << code.status();
+        continue;
+      }
+      LOG_IF_EVERY_N(WARNING, *code != raw, 100)
+          << "catch-up: outbox app code \"" << raw << "\" is not normalized; only rows under \""
+          << *code << "\" are scanned";
+      normalized.insert(*std::move(code));
+    }
+    apps.assign(normalized.begin(), normalized.end());
   }
   for (const std::string& app : apps) {
     if (stop_.HasBeenNotified()) break;
@@ -53,9 +74,9 @@ CatchUpRound CatchUpWorker::RunRound() {
       }
       projected += result->projected;
       dead += result->dead;
-      horizon.Advance(result->resume_from_ms);
+      horizon.Advance(result->resume_from_ms, result->reached_newest);
       start = horizon.horizon_ms();
-      if (result->found < options_.batch) break;  // caught up
+      if (result->reached_newest && result->found < options_.batch) break;  // caught up
     }
     if (projected > 0 || dead > 0) {
       LOG(INFO) << "catch-up: app " << app << ": projected " << projected

@@ -49,7 +49,9 @@ class CatchUpWorker {
 
   // Runs a round now and then every interval, on a thread of its own.
   void Start();
-  // Stops after the pass in progress; idempotent.
+  // Asks the worker to stop after the pass in progress, without waiting.
+  void RequestStop();
+  // Stops and waits for the pass in progress; idempotent.
   void Stop();
 
   // One round over every app code; what the thread runs.

@@ -71,6 +71,11 @@ void RebuildRunner::Run(std::unique_ptr<storage::RebuildLock> lock,
     progress.phase = "rebuilding";
     progress.total = static_cast<int64_t>(users->size());
     job->Update(progress);
+    // One user's failure does not stop the others; a run of them (the database is gone) does.
+    constexpr int kMaxFailuresInARow = 20;
+    int64_t failed = 0;
+    int failures_in_a_row = 0;
+    absl::Status first_failure;
     for (int64_t user : *users) {
       if (stopping_) {
         result = absl::UnavailableError(
@@ -80,13 +85,25 @@ void RebuildRunner::Run(std::unique_ptr<storage::RebuildLock> lock,
       }
       absl::StatusOr<bool> rebuilt = audit_.RebuildUser(app, user);
       if (!rebuilt.ok()) {
-        result = absl::Status(rebuilt.status().code(), absl::StrCat("rebuilding user ", user, ": ",
-                                                                    rebuilt.status().message()));
-        break;
+        ++failed;
+        if (first_failure.ok()) {
+          first_failure =
+              absl::Status(rebuilt.status().code(),
+                           absl::StrCat("user ", user, ": ", rebuilt.status().message()));
+        }
+        LOG(WARNING) << "rebuild of app " << app << ": user " << user << ": " << rebuilt.status();
+        if (++failures_in_a_row >= kMaxFailuresInARow) break;
+        continue;
       }
+      failures_in_a_row = 0;
       if (!*rebuilt) ++progress.unverifiable;
       ++progress.done;
       job->Update(progress);
+    }
+    if (result.ok() && failed > 0) {
+      result = absl::AbortedError(
+          absl::StrCat("rebuilt ", progress.done, " of ", progress.total, " users; ", failed,
+                       " failed (first: ", first_failure.message(), "): run the rebuild again"));
     }
   }
   lock.reset();  // before "done": a watcher may start the next rebuild at once

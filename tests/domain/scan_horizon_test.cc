@@ -15,24 +15,34 @@ TEST(ScanHorizon, FirstPassIsAFullSweep) {
 TEST(ScanHorizon, TrailsThePassesByTheSafetyMargin) {
   ScanHorizon horizon(absl::Minutes(5), absl::Hours(1));
   horizon.Start(kNow);
-  horizon.Advance(10'000'000);
+  horizon.Advance(10'000'000, /*reached_newest=*/true);
   EXPECT_EQ(horizon.Start(kNow + absl::Seconds(2)), 10'000'000 - 300'000);
   // Never moves back: a pass that stopped earlier (an error, a held event) does not undo it.
-  horizon.Advance(5'000'000);
+  horizon.Advance(5'000'000, /*reached_newest=*/true);
   EXPECT_EQ(horizon.Start(kNow + absl::Seconds(4)), 10'000'000 - 300'000);
-  horizon.Advance(20'000'000);
+  horizon.Advance(20'000'000, /*reached_newest=*/true);
   EXPECT_EQ(horizon.Start(kNow + absl::Seconds(6)), 20'000'000 - 300'000);
 }
 
 TEST(ScanHorizon, DropsToZeroForAFullSweepEveryInterval) {
   ScanHorizon horizon(absl::Minutes(5), absl::Hours(1));
   horizon.Start(kNow);
-  horizon.Advance(10'000'000);
+  horizon.Advance(10'000'000, /*reached_newest=*/true);
   EXPECT_NE(horizon.Start(kNow + absl::Minutes(59)), 0);
   EXPECT_EQ(horizon.Start(kNow + absl::Minutes(61)), 0);
   // The sweep then pages forward like any pass.
-  horizon.Advance(1'000'000);
+  horizon.Advance(1'000'000, /*reached_newest=*/true);
   EXPECT_EQ(horizon.Start(kNow + absl::Minutes(62)), 1'000'000 - 300'000);
+}
+
+TEST(ScanHorizon, DeepInHistoryItDoesNotTrail) {
+  // A sweep paging through old events moves forward by whole windows, however short they are.
+  ScanHorizon horizon(absl::Minutes(5), absl::Hours(1));
+  horizon.Start(kNow);
+  horizon.Advance(1'000, /*reached_newest=*/false);
+  EXPECT_EQ(horizon.Start(kNow + absl::Seconds(1)), 1'000);
+  horizon.Advance(2'000, /*reached_newest=*/false);
+  EXPECT_EQ(horizon.Start(kNow + absl::Seconds(2)), 2'000);
 }
 
 }  // namespace

@@ -139,6 +139,42 @@ TEST(ProjectionConcurrency, OverlappingBatchesFromEightCallersCountEachOnce) {
   ExpectWall(db, expected);
 }
 
+// A failed event is re-claimed by an UPDATE: concurrent redeliveries of it contend for the row
+// (both may hold the duplicate key's shared lock, then both want it exclusive). The loser is
+// retried as contention; every caller still gets OK and the event counts once.
+TEST(ProjectionConcurrency, SixteenRedeliveriesOfAFailedEventCountItOnce) {
+  testing::TestDatabase db;
+  ConnectionPool pool(ProductionLikePool(db));
+  ProjectionRepository repo(pool, Options("failed-test"));
+  for (int round = 0; round < 5; ++round) {
+    const std::string id = absl::StrCat("F", round);
+    db.Exec(absl::StrCat(
+        "INSERT INTO wallet_projection_events (projection_name, app_code, event_id, status, "
+        "retry_count, created_at_ms, updated_at_ms) VALUES ('user_gift_wall', 'demo', '",
+        id, "', 'failed', 3, 1, 1)"));
+    const GiftEvent event{"demo", id, testing::GiftPayloadJson(7, "rose", 2), kT0};
+    std::atomic<int> projected{0}, errors{0};
+    std::vector<std::thread> callers;
+    for (int t = 0; t < 16; ++t) {
+      callers.emplace_back([&] {
+        absl::StatusOr<domain::ProjectionResult> r = repo.Project(event, ProjectedBy::kRelay);
+        if (!r.ok()) {
+          if (errors++ < 3) ADD_FAILURE() << r.status();
+          return;
+        }
+        if (r->outcome == ProjectionOutcome::kProjected) ++projected;
+      });
+    }
+    for (std::thread& t : callers) t.join();
+    EXPECT_EQ(errors, 0);
+    EXPECT_EQ(projected, 1);
+  }
+  EXPECT_EQ(db.QueryInt("SELECT gift_count FROM user_gift_wall"), 10);
+  EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE status = 'done' "
+                        "AND retry_count = 3"),
+            5);
+}
+
 // KILL the session of a fold that has claimed its event and is waiting to write the wall: the
 // transaction dies with its session, so neither the wall nor the ledger's done survives; the
 // failure is recorded, the pool replaces the session, and a redelivery projects the event.

@@ -543,6 +543,31 @@ TEST_F(ProjectionRepositoryTest, Rule11_ScanStartsAtTheHorizonAndPagesThroughByL
   EXPECT_EQ(GiftCount(7, "rose"), 5);
 }
 
+// No statement reads all history: the outbox is read a window of rows at a time, and a pass
+// that reads its windows without finding anything says how far it got.
+TEST_F(ProjectionRepositoryTest, Rule11_ScanReadsTheOutboxInBoundedWindows) {
+  for (int i = 0; i < 150; ++i) {
+    const std::string id = absl::StrFormat("W%03d", i);
+    db_.InsertOutbox("demo", id, "WalletGiftDebited", GiftPayloadJson(7, "rose", 1), kT0 + i);
+    if (i == 149) continue;  // the one the relay lost
+    ASSERT_EQ(Project(Event(id, GiftPayloadJson(7, "rose", 1), kT0 + i)),
+              ProjectionOutcome::kProjected);
+  }
+  CatchUpRequest request{"demo", 10, 0};
+  request.window_rows = 5;  // 20 windows a pass: 100 rows
+  absl::StatusOr<CatchUpPass> pass = repo_->ProjectPendingGiftWallEvents(request);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->found, 0);
+  EXPECT_FALSE(pass->reached_newest);
+  EXPECT_EQ(pass->resume_from_ms, kT0 + 99);
+  request.horizon_ms = pass->resume_from_ms;
+  pass = repo_->ProjectPendingGiftWallEvents(request);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->projected, 1);  // W149, behind 100 rows of projected history
+  EXPECT_TRUE(pass->reached_newest);
+  EXPECT_EQ(GiftCount(7, "rose"), 150);
+}
+
 TEST_F(ProjectionRepositoryTest, Rule11_ScanLimitIsClampedToOneThroughOneHundred) {
   for (int i = 0; i < 3; ++i) {
     db_.InsertOutbox("demo", absl::StrCat("L", i), "WalletGiftDebited",
@@ -570,12 +595,12 @@ TEST_F(ProjectionRepositoryTest, RequeueReprojectsADeadEventFromItsCorrectedOutb
   ASSERT_EQ(Project(Event("Q1", R"({"target_user_id":7,"gift_id":"rose"})")),
             ProjectionOutcome::kDead);
   // Still bad: a dry run says so, a requeue keeps it dead with the reason.
-  absl::StatusOr<RequeueResult> r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/true);
+  absl::StatusOr<RequeueResult> r = repo_->RequeueDeadEvent("demo", "Q1", "", /*dry_run=*/true);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->matched);
   EXPECT_FALSE(r->requeued);
   EXPECT_THAT(r->reason, HasSubstr("would stay dead: invalid gift payload: missing gift_count"));
-  r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/false);
+  r = repo_->RequeueDeadEvent("demo", "Q1", "", /*dry_run=*/false);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->requeued);
   EXPECT_THAT(r->reason, HasSubstr("still dead"));
@@ -585,13 +610,13 @@ TEST_F(ProjectionRepositoryTest, RequeueReprojectsADeadEventFromItsCorrectedOutb
   db_.Exec(
       "UPDATE wallet_outbox SET payload = '{\"target_user_id\":7,\"gift_id\":\"rose\","
       "\"gift_count\":4}' WHERE event_id = 'Q1'");
-  r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/true);
+  r = repo_->RequeueDeadEvent("demo", "Q1", "", /*dry_run=*/true);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->matched);
   EXPECT_TRUE(r->requeued) << "a dry run says what would be requeued";
   EXPECT_EQ(r->reason, "");
   EXPECT_EQ(Ledger("Q1", "status"), "dead") << "a dry run changes nothing";
-  r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/false);
+  r = repo_->RequeueDeadEvent("demo", "Q1", "", /*dry_run=*/false);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->requeued);
   EXPECT_EQ(Ledger("Q1", "status"), "done");
@@ -600,7 +625,7 @@ TEST_F(ProjectionRepositoryTest, RequeueReprojectsADeadEventFromItsCorrectedOutb
   EXPECT_EQ(Ledger("Q1", "requeue_count"), "2");
   EXPECT_EQ(GiftCount(7, "rose"), 4);
   // Done now: a second requeue is skipped and counts nothing twice.
-  r = repo_->RequeueDeadEvent("demo", "Q1", /*dry_run=*/false);
+  r = repo_->RequeueDeadEvent("demo", "Q1", "", /*dry_run=*/false);
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->matched);
   EXPECT_EQ(r->reason, "not dead (status done)");
@@ -608,12 +633,12 @@ TEST_F(ProjectionRepositoryTest, RequeueReprojectsADeadEventFromItsCorrectedOutb
 }
 
 TEST_F(ProjectionRepositoryTest, RequeueSkipsEventsItCannotReproject) {
-  absl::StatusOr<RequeueResult> r = repo_->RequeueDeadEvent("demo", "nope", false);
+  absl::StatusOr<RequeueResult> r = repo_->RequeueDeadEvent("demo", "nope", "", false);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->reason, "no ledger row");
   // Dead, but the outbox row was pruned.
   ASSERT_EQ(Project(Event("G1", "{}")), ProjectionOutcome::kDead);
-  r = repo_->RequeueDeadEvent("demo", "G1", false);
+  r = repo_->RequeueDeadEvent("demo", "G1", "", false);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->matched);
   EXPECT_FALSE(r->requeued);

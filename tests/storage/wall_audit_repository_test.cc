@@ -81,16 +81,19 @@ TEST_F(WallAuditRepositoryTest, VerifyReportsEveryKindOfDrift) {
   db_.Exec(
       "INSERT INTO user_gift_wall (app_code, user_id, gift_id, gift_count, "
       "first_received_at_ms, last_received_at_ms, created_at_ms, updated_at_ms) VALUES "
-      "('demo', 9, 'ghost', 1, 1, 1, 1, 1)");
+      "('demo', 3, 'ghost', 1, 1, 1, 1, 1), ('demo', 9, 'orphan', 1, 1, 1, 1, 1)");
   VerifyReport report = Verify();
   EXPECT_EQ(report.drifted, 3);
-  EXPECT_THAT(report.drifted_users, ElementsAre(1, 2, 9));
+  EXPECT_THAT(report.drifted_users, ElementsAre(1, 2, 3));
+  // A wall with no done events at all has no evidence to be checked against (a pruned ledger):
+  // it is unverifiable, not drift, and a rebuild leaves it alone.
+  EXPECT_THAT(report.unverifiable_users, ElementsAre(9));
   bool saw_count = false, saw_missing = false, saw_extra = false;
   for (const WallDrift& d : report.samples) {
     saw_count |= d.user_id == 1 && d.difference.field == "gift_count";
     saw_missing |= d.user_id == 2 && d.difference.field == "row" && d.difference.actual == "absent";
     saw_extra |=
-        d.user_id == 9 && d.difference.gift_id == "ghost" && d.difference.expected == "absent";
+        d.user_id == 3 && d.difference.gift_id == "ghost" && d.difference.expected == "absent";
   }
   EXPECT_TRUE(saw_count && saw_missing && saw_extra);
   // One user only.
