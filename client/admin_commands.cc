@@ -346,8 +346,8 @@ int Verify(Stub& stub) {
     std::vector<int64_t> listed(
         response.unverifiable_users().begin(),
         response.unverifiable_users().begin() + std::min(n, kMaxListedUsers));
-    std::cout << "unverifiable users, whose outbox rows are gone (neither compared nor "
-                 "repaired): "
+    std::cout << "unverifiable users, not recomputable from the outbox and the ledger (neither "
+                 "compared nor repaired): "
               << absl::StrJoin(listed, ", ");
     if (n > kMaxListedUsers) std::cout << " ... and " << n - kMaxListedUsers << " more";
     std::cout << "\n";
@@ -401,7 +401,8 @@ int Rebuild(Stub& stub) {
               << last.done() << " of " << last.total() << " users";
     if (last.unverifiable() > 0) {
       std::cout << " (" << last.unverifiable()
-                << " unverifiable, left alone: their outbox rows are gone; see admin verify)";
+                << " unverifiable, left alone: not recomputable from the outbox and the ledger; "
+                   "see admin verify)";
     }
     std::cout << "\n";
   }
