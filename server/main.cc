@@ -14,11 +14,13 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "server/env_flags.h"
+#include "server/projection/group_projector.h"
+#include "server/projection/recovery.h"
 #include "server/server_config.h"
 #include "server/storage/connection_pool.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/migrator.h"
-#include "server/storage/projection_repository.h"
+#include "server/storage/outbox_repository.h"
 #include "server/storage/wall_audit_repository.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/admin_service.h"
@@ -72,18 +74,20 @@ int Serve(const ServerConfig& config) {
 
   // Built in order of dependency; destroyed in reverse, after the gRPC server.
   storage::ConnectionPool pool(config.pool);
-  storage::ProjectionRepository projection(pool, config.projection);
   storage::WallRepository wall(pool);
   storage::LedgerRepository ledger(pool);
-  storage::WallAuditRepository audit(pool, config.projection.retry);
+  storage::OutboxRepository outbox(pool);
+  storage::WallAuditRepository audit(pool, config.retry);
+  projection::GroupProjector projection(pool, config.retry);
+  projection::Recovery recovery(projection, outbox, ledger);
   worker::RebuildRunner rebuilds(audit);
   transport::WorkerPool workers(config.worker_threads, config.queue_capacity);
   transport::GiftWallService gift_wall(projection, wall, workers);
   // Admin calls (a verify may read a whole app) get threads of their own: they never take a
   // worker from the relay.
   transport::WorkerPool admin_workers(2, 16);
-  transport::AdminService admin(ledger, projection, audit, rebuilds, admin_workers);
-  worker::CatchUpWorker catch_up(projection, ledger, config.catch_up);
+  transport::AdminService admin(ledger, recovery, audit, rebuilds, admin_workers);
+  worker::CatchUpWorker catch_up(recovery, ledger, config.catch_up);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

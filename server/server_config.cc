@@ -22,8 +22,7 @@ ABSL_FLAG(std::string, mysql_url, "",
           "the database: mysql://user[:password]@host:port/database (required)");
 ABSL_FLAG(std::string, mysql_password_file, "",
           "a file holding the database password (overrides a password in --mysql_url)");
-ABSL_FLAG(std::string, worker_id, "",
-          "this replica's name in ledger leases (locked_by); default: the host name");
+ABSL_FLAG(std::string, worker_id, "", "this replica's name in logs; default: the host name");
 ABSL_FLAG(int, db_pool_size, 16, "most database sessions this process opens");
 ABSL_FLAG(absl::Duration, db_acquire_timeout, absl::Seconds(2),
           "how long a call waits for a free database session before UNAVAILABLE");
@@ -36,8 +35,6 @@ ABSL_FLAG(absl::Duration, lock_wait_timeout, absl::Seconds(1),
 ABSL_FLAG(int, workers, 16, "threads that run database work for calls");
 ABSL_FLAG(int, queue_capacity, 2000,
           "calls that may wait for a worker; beyond this, calls answer RESOURCE_EXHAUSTED");
-ABSL_FLAG(absl::Duration, lease_ttl, absl::Seconds(30),
-          "how long a claim holds an event before another worker may take it over");
 ABSL_FLAG(int, max_retries, 10, "failures after which an event goes dead");
 ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
           "on SIGTERM, how long to keep serving after readiness turns NOT_SERVING");
@@ -136,20 +133,15 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     if (!s.ok()) return s;
   }
 
-  config.projection.worker_id =
-      std::string(absl::StripAsciiWhitespace(absl::GetFlag(FLAGS_worker_id)));
-  if (config.projection.worker_id.empty()) config.projection.worker_id = HostName();
-  if (config.projection.worker_id.size() > 128) {
-    return Invalid("worker_id", "at most 128 bytes");
-  }
-  config.projection.lease_ttl = absl::GetFlag(FLAGS_lease_ttl);
-  config.projection.retry.max_retries = absl::GetFlag(FLAGS_max_retries);
+  config.worker_id = std::string(absl::StripAsciiWhitespace(absl::GetFlag(FLAGS_worker_id)));
+  if (config.worker_id.empty()) config.worker_id = HostName();
+  if (config.worker_id.size() > 128) return Invalid("worker_id", "at most 128 bytes");
+  config.retry.max_retries = absl::GetFlag(FLAGS_max_retries);
   config.worker_threads = absl::GetFlag(FLAGS_workers);
   config.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
   config.drain_delay = absl::GetFlag(FLAGS_drain_delay);
   config.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
-  for (absl::Status s : {PositiveDuration("lease_ttl", config.projection.lease_ttl),
-                         Positive("max_retries", config.projection.retry.max_retries),
+  for (absl::Status s : {Positive("max_retries", config.retry.max_retries),
                          Positive("workers", config.worker_threads),
                          Positive("queue_capacity", config.queue_capacity)}) {
     if (!s.ok()) return s;
@@ -189,11 +181,10 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
 
 std::string Describe(const ServerConfig& config) {
   return absl::StrFormat(
-      "listen=%s db=%s pool=%d workers=%d queue=%d worker_id=%s lease_ttl=%s max_retries=%d "
+      "listen=%s db=%s pool=%d workers=%d queue=%d worker_id=%s max_retries=%d "
       "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s",
       config.listen, config.pool.endpoint.Describe(), config.pool.max_size, config.worker_threads,
-      config.queue_capacity, config.projection.worker_id,
-      absl::FormatDuration(config.projection.lease_ttl), config.projection.retry.max_retries,
+      config.queue_capacity, config.worker_id, config.retry.max_retries,
       absl::FormatDuration(config.pool.session.lock_wait_timeout),
       absl::FormatDuration(config.pool.session.statement_timeout),
       absl::FormatDuration(config.catch_up.interval),

@@ -7,7 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/storage/connection_pool.h"
-#include "server/storage/projection_repository.h"
+#include "server/domain/backoff.h"
 #include "server/worker/catch_up_worker.h"
 
 namespace giftwall {
@@ -15,7 +15,9 @@ namespace giftwall {
 struct ServerConfig {
   std::string listen;
   storage::PoolOptions pool;
-  storage::ProjectionOptions projection;
+  // This replica's name in logs.
+  std::string worker_id;
+  domain::RetryPolicy retry;
   int worker_threads = 0;
   int queue_capacity = 0;
   // On SIGTERM: readiness goes NOT_SERVING, then the server keeps serving this long so that

@@ -41,7 +41,8 @@ std::optional<LedgerStatus> ParseLedgerStatus(absl::string_view name) {
 }
 
 std::string LastError(absl::string_view reason) {
-  return std::string(TruncateUtf8(TrimSpace(reason), kMaxLastErrorBytes));
+  const std::string text = ToValidUtf8(TrimSpace(reason));
+  return std::string(TruncateUtf8(text, kMaxLastErrorBytes));
 }
 
 }  // namespace giftwall::domain

@@ -37,7 +37,8 @@ absl::string_view ProjectedByName(ProjectedBy by);
 absl::string_view LedgerStatusName(LedgerStatus status);
 std::optional<LedgerStatus> ParseLedgerStatus(absl::string_view name);
 
-// A failure reason as stored in last_error: trimmed and cut to kMaxLastErrorBytes.
+// A failure reason as stored in last_error: trimmed, valid UTF-8 (a stray byte becomes U+FFFD)
+// and cut to kMaxLastErrorBytes.
 std::string LastError(absl::string_view reason);
 
 }  // namespace giftwall::domain

@@ -96,6 +96,22 @@ bool IsValidUtf8(absl::string_view s) {
   return true;
 }
 
+std::string ToValidUtf8(absl::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = ValidSequenceLength(s, i);
+    if (n == 0) {
+      out.append("\uFFFD");
+      ++i;
+    } else {
+      out.append(s.data() + i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
 absl::string_view TruncateUtf8(absl::string_view s, size_t max_bytes) {
   if (s.size() <= max_bytes) return s;
   // s[max_bytes] is the first byte cut off. If it continues a valid sequence that starts at most

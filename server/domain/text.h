@@ -15,6 +15,10 @@ absl::string_view TrimSpace(absl::string_view s);
 
 bool IsValidUtf8(absl::string_view s);
 
+// `s` with every byte that does not start a valid UTF-8 sequence replaced by U+FFFD, as Go's
+// decoder reads it: text that a utf8mb4 column (or a JSON string) accepts.
+std::string ToValidUtf8(absl::string_view s);
+
 // The longest prefix of `s` of at most `max_bytes` bytes that does not split a UTF-8 sequence.
 absl::string_view TruncateUtf8(absl::string_view s, size_t max_bytes);
 

@@ -13,6 +13,43 @@ bool AddChecked(int64_t* total, int64_t delta) {
   return !__builtin_add_overflow(*total, delta, total);
 }
 
+// One event as a delta of its own.
+WallRow EventRow(const FoldEvent& e) {
+  const GiftPayload& g = e.gift;
+  WallRow row;
+  row.gift_count = g.gift_count;
+  row.total_coins = g.coin_amount;
+  row.first_received_at_ms = row.last_received_at_ms = e.occurred_at_ms;
+  if (!g.gift_name.empty()) {
+    row.gift_name = g.gift_name;
+    row.gift_name_at_ms = e.occurred_at_ms;
+    row.gift_name_event_id = e.event_id;
+  }
+  if (!g.gift_icon.empty()) {
+    row.gift_icon = g.gift_icon;
+    row.gift_icon_at_ms = e.occurred_at_ms;
+    row.gift_icon_event_id = e.event_id;
+  }
+  if (g.has_sender()) {
+    row.first_sender_user_id = g.sender_user_id;
+    row.first_sender_at_ms = e.occurred_at_ms;
+    row.first_sender_event_id = e.event_id;
+    const SenderRow sent{g.gift_count, g.coin_amount, e.occurred_at_ms, e.occurred_at_ms};
+    row.senders.emplace(g.sender_user_id, sent);
+    row.sender_count = 1;
+    row.top_sender_user_id = g.sender_user_id;
+    row.top_sender = sent;
+  }
+  return row;
+}
+
+// Whether the value stamped (at, event_id) replaces the one stamped (cur_at, cur_event_id) as
+// "the latest": the merge statement's rule, where an empty event id means "no value".
+bool IsLater(int64_t at, const std::string& event_id, int64_t cur_at,
+             const std::string& cur_event_id) {
+  return !event_id.empty() && std::tie(at, event_id) > std::tie(cur_at, cur_event_id);
+}
+
 }  // namespace
 
 bool RanksAbove(int64_t a_user, const SenderRow& a, int64_t b_user, const SenderRow& b) {
@@ -20,60 +57,117 @@ bool RanksAbove(int64_t a_user, const SenderRow& a, int64_t b_user, const Sender
          std::make_tuple(-b.sent_count, b.last_sent_at_ms, b_user);
 }
 
-absl::StatusOr<UserWall> FoldUserWall(absl::Span<const FoldEvent> events) {
-  UserWall wall;
+absl::Status MergeSenderRow(const SenderRow& delta, SenderRow* stored) {
+  if (stored->sent_count == 0) {
+    *stored = delta;
+    return absl::OkStatus();
+  }
+  SenderRow merged = *stored;
+  if (!AddChecked(&merged.sent_count, delta.sent_count) ||
+      !AddChecked(&merged.sent_coins, delta.sent_coins)) {
+    return absl::OutOfRangeError("the sender's totals would overflow int64");
+  }
+  merged.first_sent_at_ms = std::min(merged.first_sent_at_ms, delta.first_sent_at_ms);
+  merged.last_sent_at_ms = std::max(merged.last_sent_at_ms, delta.last_sent_at_ms);
+  *stored = merged;
+  return absl::OkStatus();
+}
+
+SenderMerge DescribeSenderMerge(const WallRow& delta, const std::map<int64_t, SenderRow>& merged) {
+  SenderMerge out;
+  for (const auto& [user, sent] : delta.senders) {
+    const SenderRow& after = merged.at(user);
+    if (after.sent_count == sent.sent_count) ++out.new_senders;
+    if (out.best_user_id == 0 || RanksAbove(user, after, out.best_user_id, out.best)) {
+      out.best_user_id = user;
+      out.best = after;
+    }
+  }
+  return out;
+}
+
+absl::Status MergeWallTotals(const WallRow& delta, const SenderMerge& senders, WallRow* stored) {
+  WallRow merged;
+  if (stored->empty()) {
+    // A new row: the insert takes the delta's values as they are.
+    merged = delta;
+    merged.senders.clear();
+    merged.sender_count = senders.new_senders;
+    merged.top_sender_user_id = senders.best_user_id;
+    merged.top_sender = senders.best;
+  } else {
+    merged = *stored;
+    merged.senders.clear();
+    if (!AddChecked(&merged.gift_count, delta.gift_count) ||
+        !AddChecked(&merged.total_coins, delta.total_coins) ||
+        !AddChecked(&merged.sender_count, senders.new_senders)) {
+      return absl::OutOfRangeError("the gift's totals would overflow int64");
+    }
+    merged.first_received_at_ms = std::min(merged.first_received_at_ms, delta.first_received_at_ms);
+    merged.last_received_at_ms = std::max(merged.last_received_at_ms, delta.last_received_at_ms);
+    if (IsLater(delta.gift_name_at_ms, delta.gift_name_event_id, merged.gift_name_at_ms,
+                merged.gift_name_event_id)) {
+      merged.gift_name = delta.gift_name;
+      merged.gift_name_at_ms = delta.gift_name_at_ms;
+      merged.gift_name_event_id = delta.gift_name_event_id;
+    }
+    if (IsLater(delta.gift_icon_at_ms, delta.gift_icon_event_id, merged.gift_icon_at_ms,
+                merged.gift_icon_event_id)) {
+      merged.gift_icon = delta.gift_icon;
+      merged.gift_icon_at_ms = delta.gift_icon_at_ms;
+      merged.gift_icon_event_id = delta.gift_icon_event_id;
+    }
+    if (delta.first_sender_user_id > 0 &&
+        (merged.first_sender_user_id == 0 ||
+         std::tie(delta.first_sender_at_ms, delta.first_sender_event_id) <
+             std::tie(merged.first_sender_at_ms, merged.first_sender_event_id))) {
+      merged.first_sender_user_id = delta.first_sender_user_id;
+      merged.first_sender_at_ms = delta.first_sender_at_ms;
+      merged.first_sender_event_id = delta.first_sender_event_id;
+    }
+    if (RanksAbove(senders.best_user_id, senders.best, merged.top_sender_user_id,
+                   merged.top_sender)) {
+      merged.top_sender_user_id = senders.best_user_id;
+      merged.top_sender = senders.best;
+    }
+  }
+  merged.senders = std::move(stored->senders);
+  *stored = std::move(merged);
+  return absl::OkStatus();
+}
+
+absl::Status MergeWallRow(const WallRow& delta, WallRow* stored) {
+  std::map<int64_t, SenderRow> merged;
+  for (const auto& [user, sent] : delta.senders) {
+    auto it = stored->senders.find(user);
+    SenderRow row = it == stored->senders.end() ? SenderRow{} : it->second;
+    if (absl::Status s = MergeSenderRow(sent, &row); !s.ok()) return s;
+    merged.emplace(user, row);
+  }
+  if (absl::Status s = MergeWallTotals(delta, DescribeSenderMerge(delta, merged), stored);
+      !s.ok()) {
+    return s;
+  }
+  for (auto& [user, row] : merged) stored->senders[user] = row;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<WallDeltas> FoldDeltas(absl::Span<const FoldEvent> events) {
+  WallDeltas deltas;
   for (const FoldEvent& e : events) {
-    const GiftPayload& g = e.gift;
-    auto [it, fresh] = wall.try_emplace(g.gift_id);
-    WallRow& row = it->second;
-    if (!AddChecked(&row.gift_count, g.gift_count) ||
-        !AddChecked(&row.total_coins, g.coin_amount)) {
-      return absl::OutOfRangeError(
-          absl::StrCat("event ", e.event_id, ": the gift's totals overflow int64"));
-    }
-    row.first_received_at_ms =
-        fresh ? e.occurred_at_ms : std::min(row.first_received_at_ms, e.occurred_at_ms);
-    row.last_received_at_ms = std::max(row.last_received_at_ms, e.occurred_at_ms);
-    const auto key = std::tie(e.occurred_at_ms, e.event_id);
-    if (!g.gift_name.empty() && (row.gift_name_event_id.empty() ||
-                                 key > std::tie(row.gift_name_at_ms, row.gift_name_event_id))) {
-      row.gift_name = g.gift_name;
-      row.gift_name_at_ms = e.occurred_at_ms;
-      row.gift_name_event_id = e.event_id;
-    }
-    if (!g.gift_icon.empty() && (row.gift_icon_event_id.empty() ||
-                                 key > std::tie(row.gift_icon_at_ms, row.gift_icon_event_id))) {
-      row.gift_icon = g.gift_icon;
-      row.gift_icon_at_ms = e.occurred_at_ms;
-      row.gift_icon_event_id = e.event_id;
-    }
-    if (!g.has_sender()) continue;
-    if (row.first_sender_user_id == 0 ||
-        key < std::tie(row.first_sender_at_ms, row.first_sender_event_id)) {
-      row.first_sender_user_id = g.sender_user_id;
-      row.first_sender_at_ms = e.occurred_at_ms;
-      row.first_sender_event_id = e.event_id;
-    }
-    auto [sender_it, new_sender] = row.senders.try_emplace(g.sender_user_id);
-    SenderRow& s = sender_it->second;
-    if (!AddChecked(&s.sent_count, g.gift_count) || !AddChecked(&s.sent_coins, g.coin_amount)) {
-      return absl::OutOfRangeError(
-          absl::StrCat("event ", e.event_id, ": the sender's totals overflow int64"));
-    }
-    s.first_sent_at_ms =
-        new_sender ? e.occurred_at_ms : std::min(s.first_sent_at_ms, e.occurred_at_ms);
-    s.last_sent_at_ms = std::max(s.last_sent_at_ms, e.occurred_at_ms);
+    absl::Status s =
+        MergeWallRow(EventRow(e), &deltas[WallKey{e.gift.target_user_id, e.gift.gift_id}]);
+    if (!s.ok())
+      return absl::OutOfRangeError(absl::StrCat("event ", e.event_id, ": ", s.message()));
   }
-  for (auto& [gift_id, row] : wall) {
-    row.sender_count = static_cast<int64_t>(row.senders.size());
-    for (const auto& [user, stats] : row.senders) {
-      if (row.top_sender_user_id == 0 ||
-          RanksAbove(user, stats, row.top_sender_user_id, row.top_sender)) {
-        row.top_sender_user_id = user;
-        row.top_sender = stats;
-      }
-    }
-  }
+  return deltas;
+}
+
+absl::StatusOr<UserWall> FoldUserWall(absl::Span<const FoldEvent> events) {
+  absl::StatusOr<WallDeltas> deltas = FoldDeltas(events);
+  if (!deltas.ok()) return deltas.status();
+  UserWall wall;
+  for (auto& [key, row] : *deltas) wall.emplace(key.gift_id, std::move(row));
   return wall;
 }
 

@@ -266,8 +266,8 @@ grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
           if (context->IsCancelled()) {
             return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
           }
-          absl::StatusOr<storage::RequeueResult> result =
-              projection_.RequeueDeadEvent(app_code, id, error, dry_run);
+          absl::StatusOr<projection::RequeueResult> result =
+              recovery_.RequeueDeadEvent(app_code, id, error, dry_run);
           if (!result.ok()) return ToGrpcStatus(result.status());
           if (result->matched) response->set_matched(response->matched() + 1);
           if (result->requeued) response->set_requeued(response->requeued() + 1);
@@ -294,9 +294,9 @@ grpc::ServerUnaryReactor* AdminService::RunCatchUp(grpc::CallbackServerContext* 
   return Offload(context, workers_,
                  [this, app_code = *std::move(app_code), limit = request->limit(), response] {
                    // On demand: the whole outbox (horizon 0), and no minimum age.
-                   absl::StatusOr<storage::CatchUpPass> pass =
-                       projection_.ProjectPendingGiftWallEvents(
-                           storage::CatchUpRequest{app_code, limit, 0, absl::ZeroDuration()});
+                   absl::StatusOr<projection::CatchUpPass> pass =
+                       recovery_.ProjectPendingGiftWallEvents(
+                           projection::CatchUpRequest{app_code, limit, 0, absl::ZeroDuration()});
                    if (!pass.ok()) return ToGrpcStatus(pass.status());
                    response->set_processed(pass->processed);
                    response->set_found(pass->found);

@@ -4,8 +4,8 @@
 #define GIFTWALL_SERVER_TRANSPORT_ADMIN_SERVICE_H_
 
 #include "giftwall/v1/admin.grpc.pb.h"
+#include "server/projection/recovery.h"
 #include "server/storage/ledger_repository.h"
-#include "server/storage/projection_repository.h"
 #include "server/storage/wall_audit_repository.h"
 #include "server/transport/worker_pool.h"
 #include "server/worker/rebuild_runner.h"
@@ -17,11 +17,11 @@ inline constexpr int kMaxRequeue = 10'000;
 
 class AdminService final : public giftwall::v1::ProjectionAdminService::CallbackService {
  public:
-  AdminService(storage::LedgerRepository& ledger, storage::ProjectionRepository& projection,
+  AdminService(storage::LedgerRepository& ledger, projection::Recovery& recovery,
                storage::WallAuditRepository& audit, worker::RebuildRunner& rebuilds,
                WorkerPool& workers)
       : ledger_(ledger),
-        projection_(projection),
+        recovery_(recovery),
         audit_(audit),
         rebuilds_(rebuilds),
         workers_(workers) {}
@@ -49,7 +49,7 @@ class AdminService final : public giftwall::v1::ProjectionAdminService::Callback
 
  private:
   storage::LedgerRepository& ledger_;
-  storage::ProjectionRepository& projection_;
+  projection::Recovery& recovery_;
   storage::WallAuditRepository& audit_;
   worker::RebuildRunner& rebuilds_;
   WorkerPool& workers_;

@@ -117,9 +117,9 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerCo
   }
   absl::StatusOr<domain::GiftEvent> event = ValidateMessage(message);
   if (!event.ok()) return FinishNow(context, InvalidArgument("message", event.status()));
-  return Offload(context, workers_, [this, event = *std::move(event), response] {
+  return Offload(context, workers_, [this, event = *std::move(event), response]() mutable {
     absl::StatusOr<domain::ProjectionResult> result =
-        projection_.Project(event, domain::ProjectedBy::kRelay);
+        projection_.Project(std::move(event), domain::ProjectedBy::kRelay);
     if (!result.ok()) return ToGrpcStatus(result.status());
     Fill(*result, response);
     return grpc::Status::OK;
@@ -156,9 +156,9 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
   if (events.empty()) return FinishNow(context, grpc::Status::OK);
   return Offload(
       context, workers_,
-      [this, events = std::move(events), event_index = std::move(event_index), response] {
-        absl::StatusOr<std::vector<domain::ProjectionResult>> results =
-            projection_.ProjectBatch(events, domain::ProjectedBy::kRelay);
+      [this, events = std::move(events), event_index = std::move(event_index), response]() mutable {
+        projection::UnitResult results =
+            projection_.ProjectBatch(std::move(events), domain::ProjectedBy::kRelay);
         if (!results.ok()) {
           response->clear_results();
           return ToGrpcStatus(results.status());

@@ -4,7 +4,7 @@
 #define GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 
 #include "giftwall/v1/giftwall.grpc.pb.h"
-#include "server/storage/projection_repository.h"
+#include "server/projection/unit.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/worker_pool.h"
 
@@ -16,7 +16,7 @@ inline constexpr int kMaxBatchMessages = 500;
 
 class GiftWallService final : public giftwall::v1::GiftWallService::CallbackService {
  public:
-  GiftWallService(storage::ProjectionRepository& projection, storage::WallRepository& wall,
+  GiftWallService(projection::UnitProjector& projection, storage::WallRepository& wall,
                   WorkerPool& workers)
       : projection_(projection), wall_(wall), workers_(workers) {}
 
@@ -34,7 +34,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
                                                 v1::ListGiftWallSendersResponse* response) override;
 
  private:
-  storage::ProjectionRepository& projection_;
+  projection::UnitProjector& projection_;
   storage::WallRepository& wall_;
   WorkerPool& workers_;
 };

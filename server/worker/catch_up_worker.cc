@@ -7,9 +7,9 @@
 
 namespace giftwall::worker {
 
-CatchUpWorker::CatchUpWorker(storage::ProjectionRepository& projection,
-                             storage::LedgerRepository& ledger, CatchUpOptions options)
-    : projection_(projection), ledger_(ledger), options_(std::move(options)) {}
+CatchUpWorker::CatchUpWorker(projection::Recovery& recovery, storage::LedgerRepository& ledger,
+                             CatchUpOptions options)
+    : recovery_(recovery), ledger_(ledger), options_(std::move(options)) {}
 
 void CatchUpWorker::Start() {
   CHECK(!thread_.joinable()) << "catch-up worker started twice";
@@ -64,8 +64,8 @@ CatchUpRound CatchUpWorker::RunRound() {
     int64_t start = horizon.Start(absl::Now());
     int projected = 0, dead = 0;
     for (int pass = 0; pass < options_.max_passes && !stop_.HasBeenNotified(); ++pass) {
-      absl::StatusOr<storage::CatchUpPass> result = projection_.ProjectPendingGiftWallEvents(
-          storage::CatchUpRequest{app, options_.batch, start, options_.min_age});
+      absl::StatusOr<projection::CatchUpPass> result = recovery_.ProjectPendingGiftWallEvents(
+          projection::CatchUpRequest{app, options_.batch, start, options_.min_age});
       if (!result.ok()) {
         // The horizon stays: the next round starts again where this one could not go on.
         LOG(WARNING) << "catch-up: " << result.status();

@@ -15,8 +15,8 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "server/domain/scan_horizon.h"
+#include "server/projection/recovery.h"
 #include "server/storage/ledger_repository.h"
-#include "server/storage/projection_repository.h"
 
 namespace giftwall::worker {
 
@@ -43,7 +43,7 @@ struct CatchUpRound {
 
 class CatchUpWorker {
  public:
-  CatchUpWorker(storage::ProjectionRepository& projection, storage::LedgerRepository& ledger,
+  CatchUpWorker(projection::Recovery& recovery, storage::LedgerRepository& ledger,
                 CatchUpOptions options);
   ~CatchUpWorker() { Stop(); }
 
@@ -58,7 +58,7 @@ class CatchUpWorker {
   CatchUpRound RunRound() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  storage::ProjectionRepository& projection_;
+  projection::Recovery& recovery_;
   storage::LedgerRepository& ledger_;
   const CatchUpOptions options_;
   absl::Mutex mu_;  // one round at a time

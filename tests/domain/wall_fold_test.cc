@@ -93,5 +93,104 @@ TEST(FoldUserWall, OverflowIsAnError) {
   EXPECT_EQ(wall.status().code(), absl::StatusCode::kOutOfRange);
 }
 
+TEST(FoldDeltas, OneDeltaPerWallRowOfEveryUser) {
+  FoldEvent other = Event("x", 5, "rose", 4, 300);
+  other.gift.target_user_id = 8;
+  absl::StatusOr<WallDeltas> deltas =
+      FoldDeltas({Event("a", 30, "rose", 2, 100, 20), other, Event("b", 10, "rose", 3, 200)});
+  ASSERT_TRUE(deltas.ok()) << deltas.status();
+  ASSERT_EQ(deltas->size(), 2u);
+  const WallRow& mine = deltas->at(WallKey{7, "rose"});
+  EXPECT_EQ(mine.gift_count, 5);
+  EXPECT_EQ(mine.senders.size(), 2u);
+  EXPECT_EQ(deltas->at(WallKey{8, "rose"}).gift_count, 4);
+}
+
+// The projection folds each group of events into deltas and merges them into the stored rows:
+// however the events are grouped, and in whatever order the groups come, the rows are the fold of
+// all of them at once.
+TEST(MergeWallRow, Rule10_AnyGroupingInAnyOrderGivesTheFoldOfAllEvents) {
+  std::mt19937 rng(11);
+  std::vector<FoldEvent> events;
+  for (int i = 0; i < 300; ++i) {
+    FoldEvent e =
+        Event("e" + std::to_string(1000 + rng() % 9000), 1000 + rng() % 30,
+              "g" + std::to_string(rng() % 3), 1 + rng() % 4, rng() % 4 == 0 ? 0 : 100 + rng() % 6,
+              rng() % 50, rng() % 3 == 0 ? "n" + std::to_string(i) : "");
+    e.event_id += "-" + std::to_string(i);  // unique
+    if (rng() % 4 == 0) e.gift.gift_icon = "i" + std::to_string(i);
+    e.gift.target_user_id = 1 + rng() % 2;
+    events.push_back(e);
+  }
+  absl::StatusOr<WallDeltas> all = FoldDeltas(events);
+  ASSERT_TRUE(all.ok());
+  for (int round = 0; round < 20; ++round) {
+    std::shuffle(events.begin(), events.end(), rng);
+    WallDeltas stored;
+    for (size_t i = 0; i < events.size();) {
+      const size_t n = std::min<size_t>(1 + rng() % 30, events.size() - i);
+      absl::StatusOr<WallDeltas> group = FoldDeltas(absl::MakeConstSpan(events).subspan(i, n));
+      ASSERT_TRUE(group.ok());
+      for (const auto& [key, delta] : *group) ASSERT_TRUE(MergeWallRow(delta, &stored[key]).ok());
+      i += n;
+    }
+    ASSERT_EQ(stored.size(), all->size());
+    for (const auto& [key, row] : *all) {
+      const UserWall expected = {{key.gift_id, row}};
+      const UserWall actual = {{key.gift_id, stored.at(key)}};
+      EXPECT_TRUE(DiffUserWalls(expected, actual).empty())
+          << "round " << round << ": " << key.user_id << "/" << key.gift_id << " "
+          << DiffUserWalls(expected, actual).front().field;
+    }
+  }
+}
+
+TEST(DescribeSenderMerge, NewSendersAreThoseWhoseMergedCountIsTheDeltasAndTheBestRanksFirst) {
+  WallRow delta;
+  delta.senders[100] = SenderRow{2, 0, 50, 50};
+  delta.senders[200] = SenderRow{1, 0, 60, 60};
+  delta.senders[300] = SenderRow{1, 0, 70, 70};
+  // 100 sent before (3 in all now); 200 and 300 are new. 100 and 300 both have... 3 vs 1.
+  const std::map<int64_t, SenderRow> merged = {{100, SenderRow{5, 0, 10, 50}},
+                                               {200, SenderRow{1, 0, 60, 60}},
+                                               {300, SenderRow{1, 0, 70, 70}}};
+  const SenderMerge m = DescribeSenderMerge(delta, merged);
+  EXPECT_EQ(m.new_senders, 2);
+  EXPECT_EQ(m.best_user_id, 100);
+  EXPECT_EQ(m.best.sent_count, 5);
+}
+
+TEST(MergeWallTotals, TheTopSenderIsTheBetterOfTheStoredOneAndTheDeltasBest) {
+  WallRow stored;
+  stored.gift_count = 5;
+  stored.top_sender_user_id = 100;
+  stored.top_sender = SenderRow{5, 0, 1, 10};
+  WallRow delta;
+  delta.gift_count = 1;
+  SenderMerge tie;  // the same count, reached later: the stored top stays
+  tie.best_user_id = 200;
+  tie.best = SenderRow{5, 0, 3, 20};
+  ASSERT_TRUE(MergeWallTotals(delta, tie, &stored).ok());
+  EXPECT_EQ(stored.top_sender_user_id, 100);
+  SenderMerge more = tie;
+  more.best.sent_count = 6;
+  ASSERT_TRUE(MergeWallTotals(delta, more, &stored).ok());
+  EXPECT_EQ(stored.top_sender_user_id, 200);
+  EXPECT_EQ(stored.gift_count, 7);
+}
+
+TEST(MergeWallTotals, Rule6_AnOverflowLeavesTheStoredRowAsItWas) {
+  WallRow stored;
+  stored.gift_count = std::numeric_limits<int64_t>::max();
+  stored.first_received_at_ms = 5;
+  WallRow delta;
+  delta.gift_count = 1;
+  delta.first_received_at_ms = 1;
+  const absl::Status s = MergeWallTotals(delta, SenderMerge{}, &stored);
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(stored.gift_count, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(stored.first_received_at_ms, 5);
+}
+
 }  // namespace
 }  // namespace giftwall::domain

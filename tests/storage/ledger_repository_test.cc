@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/storage/projection_repository.h"
+#include "server/projection/group_projector.h"
 #include "tests/support/test_database.h"
 
 namespace giftwall::storage {
@@ -18,12 +18,7 @@ constexpr int64_t kT0 = 1'700'000'000'000;
 class LedgerRepositoryTest : public ::testing::Test {
  protected:
   LedgerRepositoryTest()
-      : pool_(db_.PoolOptions()), ledger_(pool_), projection_(pool_, Options()) {}
-  static ProjectionOptions Options() {
-    ProjectionOptions options;
-    options.worker_id = "ledger-test";
-    return options;
-  }
+      : pool_(db_.PoolOptions()), ledger_(pool_), projection_(pool_, domain::RetryPolicy()) {}
   void Project(const std::string& id, const std::string& payload, ProjectedBy by) {
     absl::StatusOr<domain::ProjectionResult> r =
         projection_.Project(GiftEvent{"demo", id, payload, kT0}, by);
@@ -33,7 +28,7 @@ class LedgerRepositoryTest : public ::testing::Test {
   testing::TestDatabase db_;
   ConnectionPool pool_;
   LedgerRepository ledger_;
-  ProjectionRepository projection_;
+  projection::GroupProjector projection_;
 };
 
 TEST_F(LedgerRepositoryTest, StatusCountsEachStateAndTheScansRecoveries) {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/storage/projection_repository.h"
+#include "server/projection/group_projector.h"
 #include "tests/support/test_database.h"
 
 namespace giftwall::storage {
@@ -23,12 +23,11 @@ constexpr int64_t kT0 = 1'700'000'000'000;
 class WallAuditRepositoryTest : public ::testing::Test {
  protected:
   WallAuditRepositoryTest()
-      : pool_(db_.PoolOptions(16)), projection_(pool_, Options()), audit_(pool_, Options().retry) {}
-  static ProjectionOptions Options() {
-    ProjectionOptions options;
-    options.worker_id = "audit-test";
-    options.retry.contention_attempts = 20;
-    return options;
+      : pool_(db_.PoolOptions(16)), projection_(pool_, Retry()), audit_(pool_, Retry()) {}
+  static domain::RetryPolicy Retry() {
+    domain::RetryPolicy retry;
+    retry.contention_attempts = 20;
+    return retry;
   }
 
   // What the wallet and the relay do: write the outbox row, deliver the message.
@@ -59,7 +58,7 @@ class WallAuditRepositoryTest : public ::testing::Test {
 
   testing::TestDatabase db_;
   ConnectionPool pool_;
-  ProjectionRepository projection_;
+  projection::GroupProjector projection_;
   WallAuditRepository audit_;
 };
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_projection.h"
 
 namespace giftwall::worker {
 namespace {
@@ -12,12 +13,6 @@ namespace {
 using domain::GiftEvent;
 
 constexpr int64_t kT0 = 1'700'000'000'000;
-
-storage::ProjectionOptions Options(const std::string& worker) {
-  storage::ProjectionOptions options;
-  options.worker_id = worker;
-  return options;
-}
 
 CatchUpOptions Fast() {
   CatchUpOptions options;
@@ -30,15 +25,14 @@ CatchUpOptions Fast() {
 TEST(CatchUpWorker, ProjectsWhatTheRelayLostForEveryAppInTheOutbox) {
   testing::TestDatabase db;
   storage::ConnectionPool pool(db.PoolOptions());
-  storage::ProjectionRepository projection(pool, Options("scan"));
-  storage::LedgerRepository ledger(pool);
+  testing::TestProjection projection(pool);
   for (const char* app : {"app-a", "app-b"}) {
     for (int i = 0; i < 30; ++i) {
       db.InsertOutbox(app, absl::StrCat("E", i), "WalletGiftDebited",
                       testing::GiftPayloadJson(1 + i % 3, "rose", 1), kT0 + i);
     }
   }
-  CatchUpWorker worker(projection, ledger, Fast());
+  CatchUpWorker worker(projection.recovery, projection.ledger, Fast());
   CatchUpRound round = worker.RunRound();
   EXPECT_EQ(round.apps, 2);
   EXPECT_EQ(round.projected, 60);
@@ -52,13 +46,12 @@ TEST(CatchUpWorker, ProjectsWhatTheRelayLostForEveryAppInTheOutbox) {
 TEST(CatchUpWorker, ScansOnlyTheAppCodesItIsGiven) {
   testing::TestDatabase db;
   storage::ConnectionPool pool(db.PoolOptions());
-  storage::ProjectionRepository projection(pool, Options("scan"));
-  storage::LedgerRepository ledger(pool);
+  testing::TestProjection projection(pool);
   db.InsertOutbox("app-a", "E1", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 1), kT0);
   db.InsertOutbox("app-b", "E1", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 1), kT0);
   CatchUpOptions options = Fast();
   options.app_codes = {"app-b"};
-  CatchUpWorker worker(projection, ledger, options);
+  CatchUpWorker worker(projection.recovery, projection.ledger, options);
   EXPECT_EQ(worker.RunRound().projected, 1);
   EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM user_gift_wall WHERE app_code = 'app-a'"), 0);
 }
@@ -67,9 +60,8 @@ TEST(CatchUpWorker, ScansOnlyTheAppCodesItIsGiven) {
 TEST(CatchUpWorker, BackgroundThreadProjectsNewOutboxRowsAndStopsCleanly) {
   testing::TestDatabase db;
   storage::ConnectionPool pool(db.PoolOptions());
-  storage::ProjectionRepository projection(pool, Options("scan"));
-  storage::LedgerRepository ledger(pool);
-  CatchUpWorker worker(projection, ledger, Fast());
+  testing::TestProjection projection(pool);
+  CatchUpWorker worker(projection.recovery, projection.ledger, Fast());
   worker.Start();
   db.InsertOutbox("demo", "late", "WalletGiftDebited", testing::GiftPayloadJson(5, "rose", 2), kT0);
   int64_t count = 0;
@@ -98,9 +90,8 @@ TEST(CatchUpWorker, ConcurrentScannersCountEachEventOnce) {
   for (int s = 0; s < 3; ++s) {
     scanners.emplace_back([&, s] {
       storage::ConnectionPool pool(db.PoolOptions(4));
-      storage::ProjectionRepository projection(pool, Options(absl::StrCat("scanner-", s)));
-      storage::LedgerRepository ledger(pool);
-      CatchUpWorker worker(projection, ledger, Fast());
+      testing::TestProjection projection(pool);
+      CatchUpWorker worker(projection.recovery, projection.ledger, Fast());
       for (int round = 0; round < 5; ++round) projected += worker.RunRound().projected;
     });
   }

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
-#include "server/storage/projection_repository.h"
+#include "server/projection/group_projector.h"
 #include "tests/support/test_database.h"
 
 namespace giftwall::worker {
@@ -14,10 +14,8 @@ constexpr int64_t kT0 = 1'700'000'000'000;
 TEST(RebuildRunner, RebuildsEveryUserAndReportsProgressToTheEnd) {
   testing::TestDatabase db;
   storage::ConnectionPool pool(db.PoolOptions());
-  storage::ProjectionOptions options;
-  options.worker_id = "rebuild-test";
-  storage::ProjectionRepository projection(pool, options);
-  storage::WallAuditRepository audit(pool, options.retry);
+  projection::GroupProjector projection(pool, domain::RetryPolicy());
+  storage::WallAuditRepository audit(pool, domain::RetryPolicy());
   for (int i = 0; i < 40; ++i) {
     const std::string payload = testing::GiftPayloadJson(1 + i % 8, "rose", 1, 100 + i % 3, 10);
     db.InsertOutbox("demo", absl::StrCat("E", i), "WalletGiftDebited", payload, kT0 + i);

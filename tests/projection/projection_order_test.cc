@@ -1,6 +1,8 @@
 // DESIGN §2.10: the wall is a function of the set of events. The same 300 events, delivered in
-// five random orders with duplicates into five fresh databases, give the same walls, sender lists
-// and summaries, equal to a fold computed here independently from the raw events.
+// five random orders with duplicates, in random groups (single calls, batches, several callers'
+// calls gathered into one transaction), into five fresh databases, give identical wall and sender
+// rows, and the walls, sender lists and summaries a reader sees equal a fold computed here
+// independently from the raw events.
 #include <algorithm>
 #include <map>
 #include <random>
@@ -9,15 +11,25 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
-#include "server/storage/projection_repository.h"
+#include "server/projection/group_projector.h"
 #include "server/storage/wall_repository.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_projection.h"
 
-namespace giftwall::storage {
+namespace giftwall::projection {
 namespace {
 
 using domain::GiftEvent;
 using domain::ProjectedBy;
+using storage::ConnectionPool;
+using storage::SenderCursor;
+using storage::SenderPage;
+using storage::SenderStats;
+using storage::WallCursor;
+using storage::WallItem;
+using storage::WallPage;
+using storage::WallRepository;
+using storage::WallSummary;
 
 constexpr int64_t kT0 = 1'700'000'000'000;
 
@@ -189,20 +201,58 @@ std::map<int64_t, WallView> ReadWalls(WallRepository& repo) {
   return views;
 }
 
-TEST(ProjectionOrder, Rule10_FiveDeliveryOrdersWithDuplicatesGiveTheSameWalls) {
+// Every column of every wall and sender row but the row's own timestamps, as text.
+std::string DumpRows(testing::TestDatabase& db) {
+  std::string rows;
+  for (const char* sql :
+       {"SELECT GROUP_CONCAT(CONCAT_WS('|', user_id, gift_id, gift_count, total_coins, "
+        "first_received_at_ms, last_received_at_ms, gift_name, gift_name_at_ms, "
+        "gift_name_event_id, gift_icon, gift_icon_at_ms, gift_icon_event_id, sender_count, "
+        "top_sender_user_id, top_sender_count, top_sender_coins, top_sender_first_sent_at_ms, "
+        "top_sender_last_sent_at_ms, first_sender_user_id, first_sender_at_ms, "
+        "first_sender_event_id) ORDER BY user_id, gift_id SEPARATOR '\\n') FROM user_gift_wall",
+        "SELECT GROUP_CONCAT(CONCAT_WS('|', user_id, gift_id, sender_user_id, sent_count, "
+        "sent_coins, first_sent_at_ms, last_sent_at_ms) ORDER BY user_id, gift_id, sender_user_id "
+        "SEPARATOR '\\n') FROM user_gift_wall_sender"}) {
+    absl::StrAppend(&rows, db.QueryString(sql), "\n--\n");
+  }
+  return rows;
+}
+
+// Delivers `deliveries` in random groups: each group is one transaction of several units, each
+// unit a single event or a small batch, as the engine gathers concurrent callers' calls.
+void DeliverInRandomGroups(GroupProjector& projector, const std::vector<GiftEvent>& deliveries,
+                           std::mt19937& rng) {
+  size_t i = 0;
+  while (i < deliveries.size()) {
+    std::vector<ProjectionUnit> group;
+    const size_t group_size = std::min<size_t>(1 + rng() % 40, deliveries.size() - i);
+    for (const size_t end = i + group_size; i < end;) {
+      const size_t unit_size = rng() % 4 == 0 ? std::min<size_t>(1 + rng() % 5, end - i) : 1;
+      ProjectionUnit unit;
+      unit.by = rng() % 3 == 0 ? ProjectedBy::kScan : ProjectedBy::kRelay;
+      unit.events.assign(deliveries.begin() + static_cast<std::ptrdiff_t>(i),
+                         deliveries.begin() + static_cast<std::ptrdiff_t>(i + unit_size));
+      group.push_back(std::move(unit));
+      i += unit_size;
+    }
+    for (const UnitResult& r : projector.ProjectGroup(group)) ASSERT_TRUE(r.ok()) << r.status();
+  }
+}
+
+TEST(ProjectionOrder, Rule10_AnyDeliveryOrderAndAnyGroupingGiveTheSameWalls) {
   const std::vector<RawEvent> raw = MakeEvents();
   const std::map<int64_t, WallView> expected = ExpectedWalls(raw);
   ASSERT_EQ(expected.size(), 4u);
+  std::string first_rows;
   for (unsigned order = 0; order < 5; ++order) {
     SCOPED_TRACE(absl::StrCat("delivery order ", order));
     testing::TestDatabase db;
     ConnectionPool pool(db.PoolOptions(4));
-    ProjectionOptions options;
-    options.worker_id = "order-test";
-    ProjectionRepository projection(pool, options);
+    GroupProjector projector(pool, testing::FastRetry());
     WallRepository walls(pool);
 
-    // Every event once, a fifth of them twice, shuffled; delivered one by one and in batches.
+    // Every event once, a fifth of them twice, shuffled.
     std::mt19937 rng(order);
     std::vector<GiftEvent> deliveries;
     for (const RawEvent& e : raw) {
@@ -210,21 +260,17 @@ TEST(ProjectionOrder, Rule10_FiveDeliveryOrdersWithDuplicatesGiveTheSameWalls) {
       if (rng() % 5 == 0) deliveries.push_back(deliveries.back());
     }
     std::shuffle(deliveries.begin(), deliveries.end(), rng);
-    size_t i = 0;
-    while (i < deliveries.size()) {
-      if (order % 2 == 1 && rng() % 2 == 0) {
-        const size_t n = std::min<size_t>(1 + rng() % 20, deliveries.size() - i);
-        absl::StatusOr<std::vector<domain::ProjectionResult>> r = projection.ProjectBatch(
-            absl::MakeConstSpan(deliveries).subspan(i, n), ProjectedBy::kRelay);
+    if (order == 0) {
+      // One by one, as a relay without batching delivers them.
+      for (const GiftEvent& e : deliveries) {
+        absl::StatusOr<domain::ProjectionResult> r = projector.Project(e, ProjectedBy::kRelay);
         ASSERT_TRUE(r.ok()) << r.status();
-        i += n;
-      } else {
-        absl::StatusOr<domain::ProjectionResult> r =
-            projection.Project(deliveries[i], ProjectedBy::kRelay);
-        ASSERT_TRUE(r.ok()) << r.status();
-        ++i;
       }
+    } else {
+      DeliverInRandomGroups(projector, deliveries, rng);
     }
+    EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE status = 'done'"),
+              static_cast<int64_t>(raw.size()));
     const std::map<int64_t, WallView> actual = ReadWalls(walls);
     for (const auto& [user, view] : expected) {
       SCOPED_TRACE(absl::StrCat("user ", user));
@@ -232,8 +278,14 @@ TEST(ProjectionOrder, Rule10_FiveDeliveryOrdersWithDuplicatesGiveTheSameWalls) {
       EXPECT_EQ(actual.at(user).senders, view.senders);
       EXPECT_EQ(actual.at(user).summary, view.summary);
     }
+    const std::string rows = DumpRows(db);
+    if (order == 0) {
+      first_rows = rows;
+    } else {
+      EXPECT_EQ(rows, first_rows) << "the rows differ from those of one-by-one delivery";
+    }
   }
 }
 
 }  // namespace
-}  // namespace giftwall::storage
+}  // namespace giftwall::projection

@@ -11,15 +11,19 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
-#include "server/storage/projection_repository.h"
+#include "server/projection/group_projector.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_projection.h"
 
-namespace giftwall::storage {
+namespace giftwall::projection {
 namespace {
 
 using domain::GiftEvent;
 using domain::ProjectedBy;
 using domain::ProjectionOutcome;
+using storage::ConnectionPool;
+using storage::PoolOptions;
+using storage::SqlConnection;
 
 constexpr int64_t kT0 = 1'700'000'000'000;
 
@@ -71,18 +75,12 @@ PoolOptions ProductionLikePool(const testing::TestDatabase& db) {
   return options;
 }
 
-ProjectionOptions Options(const std::string& worker) {
-  ProjectionOptions options;
-  options.worker_id = worker;
-  return options;
-}
-
 TEST(ProjectionConcurrency, SixteenCallersDeliveringTheSameEventsCountEachOnce) {
   testing::TestDatabase db;
   std::map<std::pair<int64_t, std::string>, Expected> expected;
   const std::vector<GiftEvent> events = MakeEvents(&expected);
   ConnectionPool pool(ProductionLikePool(db));
-  ProjectionRepository repo(pool, Options("concurrency-test"));
+  GroupProjector repo(pool, testing::FastRetry());
 
   std::atomic<int> projected{0}, errors{0};
   std::vector<std::thread> callers;
@@ -117,7 +115,7 @@ TEST(ProjectionConcurrency, OverlappingBatchesFromEightCallersCountEachOnce) {
   std::map<std::pair<int64_t, std::string>, Expected> expected;
   const std::vector<GiftEvent> events = MakeEvents(&expected);
   ConnectionPool pool(ProductionLikePool(db));
-  ProjectionRepository repo(pool, Options("batch-test"));
+  GroupProjector repo(pool, testing::FastRetry());
 
   std::atomic<int> errors{0};
   std::vector<std::thread> callers;
@@ -126,9 +124,9 @@ TEST(ProjectionConcurrency, OverlappingBatchesFromEightCallersCountEachOnce) {
       std::vector<GiftEvent> shuffled = events;
       std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(static_cast<unsigned>(100 + t)));
       for (size_t start = 0; start < shuffled.size(); start += 50) {
-        absl::Span<const GiftEvent> batch(shuffled.data() + start, 50);
-        absl::StatusOr<std::vector<domain::ProjectionResult>> r =
-            repo.ProjectBatch(batch, ProjectedBy::kRelay);
+        std::vector<GiftEvent> batch(shuffled.begin() + static_cast<std::ptrdiff_t>(start),
+                                     shuffled.begin() + static_cast<std::ptrdiff_t>(start + 50));
+        UnitResult r = repo.ProjectBatch(std::move(batch), ProjectedBy::kRelay);
         if (!r.ok() && errors++ < 5) ADD_FAILURE() << "caller " << t << ": " << r.status();
       }
     });
@@ -145,7 +143,7 @@ TEST(ProjectionConcurrency, OverlappingBatchesFromEightCallersCountEachOnce) {
 TEST(ProjectionConcurrency, SixteenRedeliveriesOfAFailedEventCountItOnce) {
   testing::TestDatabase db;
   ConnectionPool pool(ProductionLikePool(db));
-  ProjectionRepository repo(pool, Options("failed-test"));
+  GroupProjector repo(pool, testing::FastRetry());
   for (int round = 0; round < 5; ++round) {
     const std::string id = absl::StrCat("F", round);
     db.Exec(absl::StrCat(
@@ -183,7 +181,7 @@ TEST(ProjectionConcurrency, SessionKilledMidFoldLeavesNothingHalfWritten) {
   PoolOptions pool_options = db.PoolOptions(4);
   pool_options.session.lock_wait_timeout = absl::Seconds(20);
   ConnectionPool pool(pool_options);
-  ProjectionRepository repo(pool, Options("kill-test"));
+  GroupProjector repo(pool, testing::FastRetry());
   const auto event = [](const std::string& id, int64_t count) {
     return GiftEvent{"demo", id, testing::GiftPayloadJson(7, "rose", count), kT0};
   };
@@ -227,4 +225,4 @@ TEST(ProjectionConcurrency, SessionKilledMidFoldLeavesNothingHalfWritten) {
 }
 
 }  // namespace
-}  // namespace giftwall::storage
+}  // namespace giftwall::projection

@@ -1,0 +1,465 @@
+#include "server/projection/group_projector.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "glog/logging.h"
+#include "server/domain/gift_payload.h"
+#include "server/domain/ledger_policy.h"
+#include "server/domain/wall_fold.h"
+#include "server/storage/contention.h"
+#include "server/storage/projection_store.h"
+
+namespace giftwall::projection {
+namespace {
+
+using domain::ClaimAction;
+using domain::GiftEvent;
+using domain::GiftPayload;
+using domain::LedgerRow;
+using domain::LedgerStatus;
+using domain::ProjectedBy;
+using domain::ProjectionOutcome;
+using domain::ProjectionResult;
+using storage::LedgerWrite;
+using storage::ProjectionStore;
+using storage::SqlConnection;
+
+// How an attempt at a group ended.
+enum class Ending {
+  kCommitted,
+  kContention,     // deadlock, or a lock wait past the bound while folding: retry the whole group
+  kRaced,          // a ledger row changed since it was read: read again
+  kClaimLockWait,  // a ledger row stayed locked by another caller past the lock-wait bound
+  kPermanent,      // the wall cannot absorb the fold (an overflow): no retry can fix it
+  kTransient,      // anything else: recorded as a failure of the claimed events (§2.7)
+};
+
+// Where in an attempt a statement failed: the same error means different things there.
+enum class Phase { kRead, kClaim, kFold };
+
+Ending Classify(const absl::Status& status, Phase phase) {
+  const int code = storage::MysqlErrno(status);
+  if (code == storage::mysql_errno::kDeadlock) return Ending::kContention;
+  if (code == storage::mysql_errno::kLockWaitTimeout) {
+    return phase == Phase::kClaim ? Ending::kClaimLockWait : Ending::kContention;
+  }
+  if (code == storage::mysql_errno::kDuplicateKey && phase == Phase::kClaim) return Ending::kRaced;
+  if (phase == Phase::kFold && storage::IsPermanentDataError(status)) return Ending::kPermanent;
+  return Ending::kTransient;
+}
+
+int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+ProjectionResult Result(ProjectionOutcome outcome, std::string detail = "") {
+  return ProjectionResult{outcome, std::move(detail)};
+}
+
+// An event of the group: the first copy of its (app_code, event_id).
+struct Owner {
+  const GiftEvent* event = nullptr;
+  ProjectedBy by = ProjectedBy::kRelay;
+  absl::StatusOr<GiftPayload> payload;
+  // Why it dies without a fold, once it alone could not be absorbed by its wall.
+  std::string must_die;
+  std::optional<absl::StatusOr<ProjectionResult>> outcome;
+
+  int64_t target_user_id() const { return payload.ok() ? payload->target_user_id : 0; }
+};
+
+// An owner that an attempt claimed.
+struct Claim {
+  size_t owner = 0;
+  std::optional<LedgerRow> row;  // as read; none for an event new to the ledger
+  bool folds = false;            // to be folded (not dead without a fold)
+};
+
+struct Attempt {
+  Ending ending = Ending::kCommitted;
+  absl::Status cause;
+  std::vector<Claim> claims;
+  std::vector<std::pair<size_t, ProjectionResult>> answered;  // by the ledger read alone
+  std::vector<std::pair<size_t, ProjectionResult>> planned;   // for the claims, once committed
+
+  size_t folding() const {
+    return static_cast<size_t>(
+        std::count_if(claims.begin(), claims.end(), [](const Claim& c) { return c.folds; }));
+  }
+};
+
+// One ProjectGroup call.
+class GroupRun {
+ public:
+  GroupRun(storage::ConnectionPool& pool, const domain::RetryPolicy& retry,
+           absl::Span<const ProjectionUnit> units)
+      : pool_(pool), retry_(retry), units_(units) {}
+
+  std::vector<UnitResult> Run();
+
+ private:
+  // Projects `owners` (sorted by key), splitting where it must, until each has an outcome.
+  void Resolve(std::vector<size_t> owners);
+  void Split(const std::vector<size_t>& owners);
+  Attempt Try(SqlConnection& conn, const std::vector<size_t>& owners);
+  // Runs the claims' transaction; returns how it ended.
+  Ending Write(SqlConnection& conn, Attempt& attempt, absl::Status* cause);
+  void RecordFailures(SqlConnection& conn, const Attempt& attempt);
+  void Fail(const std::vector<size_t>& owners, const absl::Status& status);
+
+  absl::string_view AppOf(size_t owner) const { return owners_[owner].event->app_code; }
+
+  storage::ConnectionPool& pool_;
+  const domain::RetryPolicy& retry_;
+  absl::Span<const ProjectionUnit> units_;
+  std::vector<Owner> owners_;
+};
+
+std::vector<UnitResult> GroupRun::Run() {
+  // Every event of every unit points at its owner: the first copy of its id in the group.
+  absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>, size_t> by_key;
+  std::vector<std::vector<size_t>> slot_owner(units_.size());
+  std::vector<std::vector<bool>> slot_is_copy(units_.size());
+  for (size_t u = 0; u < units_.size(); ++u) {
+    for (const GiftEvent& event : units_[u].events) {
+      auto [it, fresh] = by_key.try_emplace(
+          std::make_pair(absl::string_view(event.app_code), absl::string_view(event.event_id)),
+          owners_.size());
+      if (fresh) {
+        owners_.push_back(
+            Owner{&event, units_[u].by, domain::ParseGiftPayload(event.payload_json), "", {}});
+      }
+      slot_owner[u].push_back(it->second);
+      slot_is_copy[u].push_back(!fresh);
+    }
+  }
+  // Sorted by app code, wall row, event: each attempt takes its row locks in one order.
+  std::vector<size_t> order(owners_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key = [&](size_t i) {
+    const Owner& o = owners_[i];
+    return std::make_tuple(
+        absl::string_view(o.event->app_code), o.target_user_id(),
+        o.payload.ok() ? absl::string_view(o.payload->gift_id) : absl::string_view(),
+        absl::string_view(o.event->event_id));
+  };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  Resolve(std::move(order));
+
+  std::vector<UnitResult> results;
+  results.reserve(units_.size());
+  for (size_t u = 0; u < units_.size(); ++u) {
+    std::vector<ProjectionResult> answers;
+    absl::Status failed;
+    for (size_t i = 0; i < slot_owner[u].size() && failed.ok(); ++i) {
+      const std::optional<absl::StatusOr<ProjectionResult>>& answer =
+          owners_[slot_owner[u][i]].outcome;
+      CHECK(answer.has_value()) << "an event of the group was left unanswered";
+      const absl::StatusOr<ProjectionResult>& outcome = *answer;
+      if (!outcome.ok()) {
+        failed = outcome.status();
+      } else if (slot_is_copy[u][i] && outcome->outcome == ProjectionOutcome::kProjected) {
+        answers.push_back(Result(ProjectionOutcome::kAlreadyProjected));
+      } else {
+        answers.push_back(*outcome);
+      }
+    }
+    if (failed.ok()) {
+      results.emplace_back(std::move(answers));
+    } else {
+      results.emplace_back(failed);
+    }
+  }
+  return results;
+}
+
+void GroupRun::Resolve(std::vector<size_t> owners) {
+  int contended = 0;
+  // A race (a ledger row inserted or changed by another caller since it was read) is retried at
+  // once and not counted as contention while each retry claims fewer events: the other caller
+  // has committed, and the next read answers its events.
+  size_t raced_claims = SIZE_MAX;
+  while (!owners.empty()) {
+    Attempt attempt;
+    bool recorded = false;
+    {
+      absl::StatusOr<storage::PooledConnection> conn = pool_.Acquire();
+      if (!conn.ok()) return Fail(owners, conn.status());
+      attempt = Try(**conn, owners);
+      if (attempt.ending == Ending::kTransient && !(*conn)->broken()) {
+        RecordFailures(**conn, attempt);
+        recorded = true;
+      }
+    }  // a broken session is discarded here, before another is taken to record the failure
+    switch (attempt.ending) {
+      case Ending::kCommitted:
+        for (auto& [owner, result] : attempt.answered) owners_[owner].outcome = std::move(result);
+        for (auto& [owner, result] : attempt.planned) owners_[owner].outcome = std::move(result);
+        return;
+      case Ending::kTransient: {
+        if (!recorded) {
+          absl::StatusOr<storage::PooledConnection> conn = pool_.Acquire();
+          if (conn.ok()) {
+            RecordFailures(**conn, attempt);
+          } else {
+            LOG(WARNING) << attempt.claims.size() << " event(s) failed (" << attempt.cause
+                         << ") and the failure could not be recorded: " << conn.status();
+          }
+        }
+        for (auto& [owner, result] : attempt.answered) owners_[owner].outcome = std::move(result);
+        const absl::Status& cause = attempt.cause;
+        const absl::Status error =
+            cause.code() == absl::StatusCode::kUnavailable ||
+                    cause.code() == absl::StatusCode::kAborted
+                ? cause
+                : absl::UnavailableError(
+                      absl::StrCat("projection failed, will be retried: ", cause.message()));
+        // The claims, and whatever the read did not get to (it may be what failed).
+        return Fail(owners, error);
+      }
+      case Ending::kPermanent:
+        if (attempt.folding() == 1) {
+          for (const Claim& c : attempt.claims) {
+            if (!c.folds) continue;
+            owners_[c.owner].must_die =
+                absl::StrCat("the wall cannot absorb this event: ", attempt.cause.message());
+          }
+          continue;  // the next attempt writes it dead and projects the rest
+        }
+        return Split(owners);
+      case Ending::kClaimLockWait:
+        if (attempt.claims.size() == 1) {
+          const size_t held = attempt.claims.front().owner;
+          owners_[held].outcome = Result(ProjectionOutcome::kLeased,
+                                         "another caller is projecting this event right now");
+          owners.erase(std::find(owners.begin(), owners.end(), held));
+          continue;
+        }
+        return Split(owners);
+      case Ending::kRaced:
+        if (attempt.claims.size() < raced_claims) {
+          raced_claims = attempt.claims.size();
+          continue;
+        }
+        [[fallthrough]];
+      case Ending::kContention:
+        if (++contended >= std::max(1, retry_.contention_attempts)) {
+          return Fail(owners, absl::AbortedError(absl::StrFormat(
+                                  "gave up after %d attempts on lock contention; retry later: %s",
+                                  contended, attempt.cause.message())));
+        }
+        absl::SleepFor(domain::ContentionBackoff(retry_, contended + 1, storage::Jitter()));
+        continue;
+    }
+  }
+}
+
+void GroupRun::Split(const std::vector<size_t>& owners) {
+  const auto middle = owners.begin() + static_cast<std::ptrdiff_t>(owners.size() / 2);
+  Resolve(std::vector<size_t>(owners.begin(), middle));
+  Resolve(std::vector<size_t>(middle, owners.end()));
+}
+
+void GroupRun::Fail(const std::vector<size_t>& owners, const absl::Status& status) {
+  for (size_t owner : owners) {
+    if (!owners_[owner].outcome.has_value()) owners_[owner].outcome = status;
+  }
+}
+
+Attempt GroupRun::Try(SqlConnection& conn, const std::vector<size_t>& owners) {
+  Attempt attempt;
+  ProjectionStore store(conn);
+  // The owners are sorted by app code: one read per app.
+  for (size_t begin = 0; begin < owners.size();) {
+    const absl::string_view app = AppOf(owners[begin]);
+    size_t end = begin;
+    std::vector<std::string> ids;
+    while (end < owners.size() && AppOf(owners[end]) == app) {
+      ids.push_back(owners_[owners[end]].event->event_id);
+      ++end;
+    }
+    absl::StatusOr<storage::LedgerSnapshot> ledger = store.ReadLedger(app, ids);
+    if (!ledger.ok()) {
+      attempt.ending = Classify(ledger.status(), Phase::kRead);
+      attempt.cause = ledger.status();
+      return attempt;
+    }
+    for (size_t i = begin; i < end; ++i) {
+      const size_t o = owners[i];
+      auto row = ledger->rows.find(owners_[o].event->event_id);
+      const LedgerRow* read = row == ledger->rows.end() ? nullptr : &row->second;
+      const domain::ClaimDecision decision =
+          domain::DecideClaim(read, owners_[o].by, ledger->now_ms);
+      switch (decision.action) {
+        case ClaimAction::kAlreadyProjected:
+          attempt.answered.emplace_back(o, Result(ProjectionOutcome::kAlreadyProjected));
+          break;
+        case ClaimAction::kDead:
+          attempt.answered.emplace_back(o, Result(ProjectionOutcome::kDead, decision.detail));
+          break;
+        case ClaimAction::kLeased:
+          attempt.answered.emplace_back(o, Result(ProjectionOutcome::kLeased, decision.detail));
+          break;
+        case ClaimAction::kInsert:
+        case ClaimAction::kReclaim:
+          attempt.claims.push_back(
+              Claim{o, read == nullptr ? std::nullopt : std::optional<LedgerRow>(*read), false});
+          break;
+      }
+    }
+    begin = end;
+  }
+  if (attempt.claims.empty()) return attempt;
+  attempt.ending = Write(conn, attempt, &attempt.cause);
+  return attempt;
+}
+
+Ending GroupRun::Write(SqlConnection& conn, Attempt& attempt, absl::Status* cause) {
+  // What each claim writes, per app code: its ledger row (done, or dead without a fold) and its
+  // share of the fold.
+  struct AppWrites {
+    std::vector<LedgerWrite> inserts;
+    std::vector<LedgerWrite> updates;
+    std::vector<domain::FoldEvent> folds;
+    domain::WallDeltas deltas;
+  };
+  std::map<absl::string_view, AppWrites> apps;
+  for (Claim& c : attempt.claims) {
+    const Owner& owner = owners_[c.owner];
+    LedgerWrite w;
+    w.event_id = owner.event->event_id;
+    w.projected_by = owner.by;
+    w.target_user_id = owner.target_user_id();
+    // A requeue starts the event's failures afresh; any other claim keeps their count.
+    const bool requeue = c.row.has_value() && c.row->status == LedgerStatus::kDead;
+    w.requeued = requeue;
+    w.retry_count = c.row.has_value() && !requeue ? c.row->retry_count : 0;
+    if (c.row.has_value()) w.expected = *c.row;
+    AppWrites& app = apps[owner.event->app_code];
+    if (!owner.payload.ok() || !owner.must_die.empty()) {
+      // A bad payload is permanent: dead at once, so that one bad event never blocks the relay's
+      // queue (the seed retried it ten times).
+      w.status = LedgerStatus::kDead;
+      w.last_error =
+          domain::LastError(owner.payload.ok() ? owner.must_die : owner.payload.status().message());
+      attempt.planned.emplace_back(c.owner, Result(ProjectionOutcome::kDead, w.last_error));
+    } else {
+      w.status = LedgerStatus::kDone;
+      c.folds = true;
+      app.folds.push_back(
+          domain::FoldEvent{owner.event->event_id, owner.event->occurred_at_ms, *owner.payload});
+      attempt.planned.emplace_back(c.owner, Result(ProjectionOutcome::kProjected));
+    }
+    (c.row.has_value() ? app.updates : app.inserts).push_back(std::move(w));
+  }
+  for (auto& [code, app] : apps) {
+    absl::StatusOr<domain::WallDeltas> deltas = domain::FoldDeltas(app.folds);
+    if (!deltas.ok()) {
+      *cause = deltas.status();
+      return Ending::kPermanent;
+    }
+    app.deltas = *std::move(deltas);
+  }
+
+  absl::StatusOr<storage::Transaction> tx = storage::Transaction::Begin(conn);
+  if (!tx.ok()) {
+    *cause = tx.status();
+    return Classify(*cause, Phase::kRead);
+  }
+  ProjectionStore store(conn);
+  // Claims first, for every app, then the folds: the ledger rows are locked before any wall row.
+  for (auto& [code, app] : apps) {
+    if (absl::Status s = store.InsertLedger(code, app.inserts); !s.ok()) {
+      *cause = s;
+      return Classify(s, Phase::kClaim);
+    }
+    absl::StatusOr<int64_t> updated = store.UpdateLedger(code, app.updates);
+    if (!updated.ok()) {
+      *cause = updated.status();
+      return Classify(*cause, Phase::kClaim);
+    }
+    if (*updated != static_cast<int64_t>(app.updates.size())) {
+      *cause =
+          absl::AbortedError(absl::StrFormat("%d of %d ledger rows changed since they were read",
+                                             app.updates.size() - *updated, app.updates.size()));
+      return Ending::kRaced;
+    }
+  }
+  for (auto& [code, app] : apps) {
+    if (app.deltas.empty()) continue;
+    absl::Status s = store.MergeSenders(code, app.deltas);
+    absl::StatusOr<storage::MergedSenders> merged =
+        s.ok() ? store.ReadSenders(code, app.deltas) : absl::StatusOr<storage::MergedSenders>(s);
+    if (!merged.ok()) {
+      *cause = merged.status();
+      return Classify(*cause, Phase::kFold);
+    }
+    std::map<domain::WallKey, domain::SenderMerge> senders;
+    for (const auto& [key, delta] : app.deltas) {
+      if (delta.senders.empty()) continue;
+      auto it = merged->find(key);
+      CHECK(it != merged->end()) << "sender rows merged in this transaction are gone";
+      senders.emplace(key, domain::DescribeSenderMerge(delta, it->second));
+    }
+    if (s = store.MergeWalls(code, app.deltas, senders); !s.ok()) {
+      *cause = s;
+      return Classify(s, Phase::kFold);
+    }
+  }
+  if (absl::Status s = tx->Commit(); !s.ok()) {
+    *cause = s;
+    return Classify(s, Phase::kRead);
+  }
+  return Ending::kCommitted;
+}
+
+void GroupRun::RecordFailures(SqlConnection& conn, const Attempt& attempt) {
+  // A requeue's failure leaves the event dead as it was: the operator sees the error.
+  std::map<absl::string_view, std::pair<std::vector<LedgerWrite>, std::vector<LedgerWrite>>> apps;
+  const std::string reason = domain::LastError(attempt.cause.message());
+  for (const Claim& c : attempt.claims) {
+    const Owner& owner = owners_[c.owner];
+    if (!c.folds || owner.by == ProjectedBy::kRequeue) continue;
+    const domain::FailureRecord record = domain::DecideFailure(
+        c.row.has_value() ? c.row->retry_count : 0, retry_, storage::Jitter());
+    LedgerWrite w;
+    w.event_id = owner.event->event_id;
+    w.status = record.status;
+    w.retry_count = record.retry_count;
+    w.last_error = reason;
+    w.retry_after_ms = Ms(record.retry_after);
+    w.projected_by = owner.by;
+    w.target_user_id = owner.target_user_id();
+    if (c.row.has_value()) w.expected = *c.row;
+    auto& [inserts, updates] = apps[owner.event->app_code];
+    (c.row.has_value() ? updates : inserts).push_back(std::move(w));
+  }
+  ProjectionStore store(conn);
+  for (const auto& [code, writes] : apps) {
+    absl::Status s = store.InsertLedgerIfAbsent(code, writes.first);
+    if (s.ok()) s = store.UpdateLedger(code, writes.second).status();
+    const size_t count = writes.first.size() + writes.second.size();
+    if (!s.ok()) {
+      LOG(WARNING) << count << " event(s) of app " << code << " failed (" << attempt.cause
+                   << ") and the failure could not be recorded: " << s;
+    } else {
+      LOG(WARNING) << count << " event(s) of app " << code
+                   << " failed and will be retried: " << attempt.cause;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<UnitResult> GroupProjector::ProjectGroup(absl::Span<const ProjectionUnit> units) {
+  return GroupRun(pool_, retry_, units).Run();
+}
+
+}  // namespace giftwall::projection

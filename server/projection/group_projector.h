@@ -1,0 +1,53 @@
+// Projects a group of events in one transaction and a constant number of statements, whatever
+// the group's size (DESIGN §2): read the ledger rows that exist, decide every claim
+// (domain::DecideClaim), fold the claimed events into per-row deltas (domain::FoldDeltas), then
+// insert the new ledger rows (written done or dead: the claim and the fold share the
+// transaction), update the reclaimed ones, merge the senders, merge the wall rows, commit.
+//
+// A group is made of units: what one caller asked for (one ProjectMessage, a ProjectMessages
+// batch, a scan candidate, a requeue). A unit is answered as a whole; an event twice in a group
+// is projected once, its other copies answer ALREADY_PROJECTED.
+#ifndef GIFTWALL_SERVER_PROJECTION_GROUP_PROJECTOR_H_
+#define GIFTWALL_SERVER_PROJECTION_GROUP_PROJECTOR_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "server/domain/backoff.h"
+#include "server/domain/envelope.h"
+#include "server/domain/projection.h"
+#include "server/projection/unit.h"
+#include "server/storage/connection_pool.h"
+
+namespace giftwall::projection {
+
+class GroupProjector final : public UnitProjector {
+ public:
+  GroupProjector(storage::ConnectionPool& pool, domain::RetryPolicy retry)
+      : pool_(pool), retry_(retry) {}
+
+  // Projects `units` as one group; one result per unit, in order. Blocks on the database.
+  //
+  // The group is one transaction, except when it must be split: a group whose fold overflows a
+  // wall's totals (a permanent error, §2.6) is split in halves until the event that cannot be
+  // absorbed is alone, and it alone goes dead; a group with more than one claim that waits out
+  // the lock-wait bound on a ledger row is split until the held event is alone, and it alone
+  // answers LEASED. The halves commit separately.
+  std::vector<UnitResult> ProjectGroup(absl::Span<const ProjectionUnit> units);
+
+  // The units as one group, at once.
+  std::vector<UnitResult> ProjectUnits(std::vector<ProjectionUnit> units) override {
+    return ProjectGroup(units);
+  }
+
+  const domain::RetryPolicy& retry() const { return retry_; }
+
+ private:
+  storage::ConnectionPool& pool_;
+  const domain::RetryPolicy retry_;
+};
+
+}  // namespace giftwall::projection
+
+#endif  // GIFTWALL_SERVER_PROJECTION_GROUP_PROJECTOR_H_

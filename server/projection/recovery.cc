@@ -1,0 +1,145 @@
+#include "server/projection/recovery.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "server/domain/gift_payload.h"
+
+namespace giftwall::projection {
+
+using domain::ProjectedBy;
+using domain::ProjectionOutcome;
+
+absl::StatusOr<CatchUpPass> Recovery::ProjectPendingGiftWallEvents(const CatchUpRequest& request) {
+  const int limit = std::clamp(request.limit <= 0 ? 20 : request.limit, 1, 100);
+  absl::StatusOr<storage::ScanCandidates> found = outbox_.FindScanCandidates(storage::ScanRequest{
+      request.app_code, limit, request.horizon_ms, request.min_age, request.window_rows});
+  if (!found.ok()) return found.status();
+
+  CatchUpPass pass;
+  // Where the next pass may start: what the anti-join read through, unless some of what it
+  // found is left for later (a pass projects at most `limit` events, due retries included).
+  pass.resume_from_ms = found->read_through_ms;
+  pass.reached_newest = found->reached_newest;
+  std::vector<storage::ScanCandidate>& candidates = found->list;
+  if (candidates.size() > static_cast<size_t>(limit)) {
+    for (size_t i = static_cast<size_t>(limit); i < candidates.size(); ++i) {
+      if (candidates[i].unprojected) {
+        pass.resume_from_ms = std::min(pass.resume_from_ms, candidates[i].event.occurred_at_ms);
+        pass.reached_newest = false;
+        break;
+      }
+    }
+    candidates.resize(static_cast<size_t>(limit));
+  }
+
+  std::vector<ProjectionUnit> units;
+  units.reserve(candidates.size());
+  for (const storage::ScanCandidate& c : candidates) {
+    units.push_back(ProjectionUnit{{c.event}, ProjectedBy::kScan});
+  }
+  std::vector<UnitResult> results = projector_.ProjectUnits(std::move(units));
+  absl::Status first_error;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const storage::ScanCandidate& c = candidates[i];
+    ++pass.found;
+    if (!results[i].ok()) {
+      if (first_error.ok()) {
+        first_error =
+            absl::Status(results[i].status().code(),
+                         absl::StrCat("catch-up for app ", request.app_code, " stopped at event ",
+                                      c.event.event_id, ": ", results[i].status().message()));
+      }
+      continue;
+    }
+    switch (results[i]->front().outcome) {
+      case ProjectionOutcome::kProjected:
+        ++pass.projected;
+        ++pass.processed;
+        break;
+      case ProjectionOutcome::kDead:
+        ++pass.dead;
+        ++pass.processed;
+        break;
+      case ProjectionOutcome::kLeased:
+        // Its holder may still roll back: keep the event inside the next pass's window.
+        if (c.unprojected && c.event.occurred_at_ms < pass.resume_from_ms) {
+          pass.resume_from_ms = c.event.occurred_at_ms;
+          pass.reached_newest = false;
+        }
+        break;
+      case ProjectionOutcome::kAlreadyProjected:
+      case ProjectionOutcome::kIgnored:
+        break;
+    }
+  }
+  if (!first_error.ok()) return first_error;
+  return pass;
+}
+
+absl::StatusOr<RequeueResult> Recovery::RequeueDeadEvent(absl::string_view app_code,
+                                                         absl::string_view event_id,
+                                                         absl::string_view error_contains,
+                                                         bool dry_run) {
+  RequeueResult result;
+  absl::StatusOr<std::optional<storage::EventStatus>> ledger = ledger_.Event(app_code, event_id);
+  if (!ledger.ok()) return ledger.status();
+  if (!ledger->has_value()) {
+    result.reason = "no ledger row";
+    return result;
+  }
+  const storage::EventStatus& row = **ledger;
+  if (row.status != domain::LedgerStatusName(domain::LedgerStatus::kDead)) {
+    result.reason = absl::StrCat("not dead (status ", row.status, ")");
+    return result;
+  }
+  if (!absl::StrContains(row.last_error, error_contains)) {
+    result.reason = absl::StrCat("last_error does not contain \"", error_contains, "\"");
+    return result;
+  }
+  result.matched = true;
+
+  absl::StatusOr<std::optional<storage::OutboxRow>> outbox = outbox_.Find(app_code, event_id);
+  if (!outbox.ok()) return outbox.status();
+  if (!outbox->has_value()) {
+    result.reason = "outbox row is gone";
+    return result;
+  }
+  if (!domain::IsGiftEvent((*outbox)->event_type)) {
+    result.reason = absl::StrCat("outbox row is a ", (*outbox)->event_type, " event");
+    return result;
+  }
+  if (dry_run) {
+    // Whether the wall can absorb the event is known only by trying; the payload is checked.
+    const absl::StatusOr<domain::GiftPayload> gift =
+        domain::ParseGiftPayload((*outbox)->event.payload_json);
+    result.requeued = gift.ok();
+    if (!gift.ok()) result.reason = absl::StrCat("would stay dead: ", gift.status().message());
+    return result;
+  }
+  absl::StatusOr<domain::ProjectionResult> projected =
+      projector_.Project(std::move((*outbox)->event), ProjectedBy::kRequeue);
+  if (!projected.ok()) return projected.status();
+  switch (projected->outcome) {
+    case ProjectionOutcome::kProjected:
+      result.requeued = true;
+      break;
+    case ProjectionOutcome::kDead:
+      result.reason = absl::StrCat("still dead: ", projected->detail);
+      break;
+    case ProjectionOutcome::kAlreadyProjected:
+      // Another requeue got there first.
+      result.matched = false;
+      result.reason = "not dead (status done)";
+      break;
+    case ProjectionOutcome::kLeased:
+    case ProjectionOutcome::kIgnored:
+      result.reason = projected->detail;
+      break;
+  }
+  return result;
+}
+
+}  // namespace giftwall::projection

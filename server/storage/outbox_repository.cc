@@ -1,0 +1,130 @@
+#include "server/storage/outbox_repository.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "server/storage/db_clock.h"
+
+namespace giftwall::storage {
+namespace {
+
+constexpr absl::string_view kSelectDbNow = "SELECT " GIFTWALL_DB_NOW_MS;
+
+// Outbox events with no ledger row, in one window of created_at_ms.
+constexpr absl::string_view kUnprojectedCandidates = R"sql(
+SELECT wo.event_id, COALESCE(wo.payload, ''), wo.created_at_ms
+FROM wallet_outbox wo FORCE INDEX (idx_wallet_outbox_event_created)
+LEFT JOIN wallet_projection_events pe
+  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = wo.app_code
+     AND pe.event_id = wo.event_id
+WHERE wo.app_code = ? AND wo.event_type = 'WalletGiftDebited'
+  AND wo.created_at_ms >= ? AND wo.created_at_ms <= ?
+  AND pe.event_id IS NULL
+ORDER BY wo.created_at_ms ASC, wo.event_id ASC
+LIMIT ?)sql";
+
+// Where a scan window of the outbox ends: the created_at_ms of the window's last row.
+constexpr absl::string_view kScanWindowEnd = R"sql(
+SELECT created_at_ms FROM wallet_outbox FORCE INDEX (idx_wallet_outbox_event_created)
+WHERE app_code = ? AND event_type = 'WalletGiftDebited'
+  AND created_at_ms >= ? AND created_at_ms <= ?
+ORDER BY created_at_ms ASC, event_id ASC
+LIMIT 1 OFFSET ?)sql";
+
+// Failed events whose backoff has passed, and processing rows whose lease has expired
+// (next_attempt_at_ms is the end of a lease while processing).
+constexpr absl::string_view kDueRetryCandidates = R"sql(
+SELECT wo.event_id, COALESCE(wo.payload, ''), wo.created_at_ms
+FROM wallet_projection_events pe
+JOIN wallet_outbox wo ON wo.app_code = pe.app_code AND wo.event_id = pe.event_id
+WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
+  AND pe.status IN ('failed', 'processing') AND pe.next_attempt_at_ms <= ?
+  AND wo.event_type = 'WalletGiftDebited'
+ORDER BY wo.created_at_ms ASC, wo.event_id ASC
+LIMIT ?)sql";
+
+constexpr absl::string_view kOutboxRow = R"sql(
+SELECT event_type, COALESCE(payload, ''), created_at_ms FROM wallet_outbox
+WHERE app_code = ? AND event_id = ?)sql";
+
+int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+}  // namespace
+
+absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRequest& request) {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  int64_t now_ms = 0;
+  absl::Status s =
+      (*conn)->Query(kSelectDbNow, {}, [&](const SqlRow& row) { now_ms = row.Int(0); });
+  if (!s.ok()) return s;
+
+  ScanCandidates found;
+  const int64_t limit = std::max(request.limit, 1);
+  auto collect = [&](bool unprojected) {
+    return [&, unprojected](const SqlRow& row) {
+      ScanCandidate c;
+      c.event.app_code = request.app_code;
+      c.event.event_id = row.Str(0);
+      c.event.payload_json = row.Str(1);
+      c.event.occurred_at_ms = row.Int(2);
+      c.unprojected = unprojected;
+      found.list.push_back(std::move(c));
+    };
+  };
+  // Window after window until `limit` candidates, the newest events it looks at, or
+  // kMaxScanWindows windows (a full sweep over millions of projected events would otherwise
+  // outlast the statement time limit).
+  const int64_t newest = now_ms - Ms(request.min_age);
+  int64_t start = request.horizon_ms;
+  found.read_through_ms = start;
+  for (int window = 0; window < kMaxScanWindows && start <= newest; ++window) {
+    std::optional<int64_t> end;
+    s = (*conn)->Query(
+        kScanWindowEnd,
+        {request.app_code, start, newest, std::max<int64_t>(request.window_rows, 1) - 1},
+        [&](const SqlRow& row) { end = row.Int(0); });
+    if (!s.ok()) return s;
+    // Fewer rows than a window left, or a window of rows that all share one millisecond (it
+    // cannot be split by time): read up to `newest`.
+    const bool last = !end.has_value() || *end == start;
+    const int64_t until = last ? newest : *end;
+    s = (*conn)->Query(
+        kUnprojectedCandidates,
+        {request.app_code, start, until, limit - static_cast<int64_t>(found.list.size())},
+        collect(true));
+    if (!s.ok()) return s;
+    if (found.list.size() >= static_cast<size_t>(limit)) {
+      // The window was not read to its end: the next scan starts at the last candidate.
+      found.read_through_ms = found.list.back().event.occurred_at_ms;
+      break;
+    }
+    found.read_through_ms = until;
+    found.reached_newest = last;
+    if (last) break;
+    start = until + 1;  // every row at `until` was in this window
+  }
+  s = (*conn)->Query(kDueRetryCandidates, {request.app_code, now_ms, limit}, collect(false));
+  if (!s.ok()) return s;
+  std::stable_sort(found.list.begin(), found.list.end(),
+                   [](const ScanCandidate& a, const ScanCandidate& b) {
+                     return std::tie(a.event.occurred_at_ms, a.event.event_id) <
+                            std::tie(b.event.occurred_at_ms, b.event.event_id);
+                   });
+  return found;
+}
+
+absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_view app_code,
+                                                                absl::string_view event_id) {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::optional<OutboxRow> found;
+  absl::Status s = (*conn)->Query(kOutboxRow, {app_code, event_id}, [&](const SqlRow& row) {
+    found = OutboxRow{row.Str(0), domain::GiftEvent{std::string(app_code), std::string(event_id),
+                                                    row.Str(1), row.Int(2)}};
+  });
+  if (!s.ok()) return s;
+  return found;
+}
+
+}  // namespace giftwall::storage

@@ -1,0 +1,82 @@
+// The rows a projection group reads and writes (DESIGN §2): its ledger rows, the sender rows and
+// the wall rows its events touch. Each kind is one set-based statement whatever the group's size
+// (the rows travel as one JSON parameter, see JsonRows), run on the caller's session inside the
+// caller's transaction. It decides nothing: the projector says what to write.
+#ifndef GIFTWALL_SERVER_STORAGE_PROJECTION_STORE_H_
+#define GIFTWALL_SERVER_STORAGE_PROJECTION_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "server/domain/ledger_policy.h"
+#include "server/domain/projection.h"
+#include "server/domain/wall_fold.h"
+#include "server/storage/sql_connection.h"
+
+namespace giftwall::storage {
+
+// The ledger rows that exist for some events of one app, as committed when read.
+struct LedgerSnapshot {
+  std::map<std::string, domain::LedgerRow> rows;  // by event id
+  int64_t now_ms = 0;                             // the database's clock at the read
+};
+
+// A ledger row as a claim or a recorded failure writes it.
+struct LedgerWrite {
+  std::string event_id;
+  domain::LedgerStatus status = domain::LedgerStatus::kDone;
+  int retry_count = 0;
+  bool requeued = false;       // requeue_count + 1
+  std::string last_error;      // empty unless dead or failed
+  int64_t retry_after_ms = 0;  // next_attempt_at_ms = now + this when > 0, else 0
+  domain::ProjectedBy projected_by = domain::ProjectedBy::kRelay;
+  int64_t target_user_id = 0;
+  // Updates only: the row as it was read. It is written only if it still is so.
+  domain::LedgerRow expected;
+};
+
+// Sender rows after a merge, by wall row and sender.
+using MergedSenders = std::map<domain::WallKey, std::map<int64_t, domain::SenderRow>>;
+
+class ProjectionStore {
+ public:
+  explicit ProjectionStore(SqlConnection& conn) : conn_(conn) {}
+
+  // The ledger rows of `event_ids` (of `app_code`) that exist. A plain read: under READ COMMITTED
+  // it sees what is committed and takes no lock.
+  absl::StatusOr<LedgerSnapshot> ReadLedger(absl::string_view app_code,
+                                            absl::Span<const std::string> event_ids);
+
+  // Inserts new ledger rows; ALREADY_EXISTS (1062) if one of them exists by now.
+  absl::Status InsertLedger(absl::string_view app_code, absl::Span<const LedgerWrite> rows);
+  // Inserts the rows that are still absent and leaves the others as they are.
+  absl::Status InsertLedgerIfAbsent(absl::string_view app_code, absl::Span<const LedgerWrite> rows);
+  // Updates the rows that are still as their `expected` says; returns how many were.
+  absl::StatusOr<int64_t> UpdateLedger(absl::string_view app_code,
+                                       absl::Span<const LedgerWrite> rows);
+
+  // Adds the deltas' senders to their sender rows (inserting new ones), in key order.
+  absl::Status MergeSenders(absl::string_view app_code, const domain::WallDeltas& deltas);
+  // The deltas' sender rows as they are now. Read after MergeSenders in the same transaction,
+  // which holds their locks: exactly what the merge made of them.
+  absl::StatusOr<MergedSenders> ReadSenders(absl::string_view app_code,
+                                            const domain::WallDeltas& deltas);
+
+  // Merges each delta into its wall row (inserting new ones), in key order, with what its
+  // senders' merge did (`senders`, by the same keys; a key without one had no sender). This is
+  // domain::MergeWallTotals in SQL. Strict mode makes an overflowing sum an error (1690).
+  absl::Status MergeWalls(absl::string_view app_code, const domain::WallDeltas& deltas,
+                          const std::map<domain::WallKey, domain::SenderMerge>& senders);
+
+ private:
+  SqlConnection& conn_;
+};
+
+}  // namespace giftwall::storage
+
+#endif  // GIFTWALL_SERVER_STORAGE_PROJECTION_STORE_H_

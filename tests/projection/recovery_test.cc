@@ -1,0 +1,235 @@
+// The catch-up scan (DESIGN §2.11, the seed's ProjectPendingGiftWallEvents) and the requeue of dead
+// events (§3), against a real MariaDB.
+#include "server/projection/recovery.h"
+
+#include <limits>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/projection/projection_test_fixture.h"
+
+namespace giftwall::projection {
+namespace {
+
+using domain::GiftEvent;
+using domain::ProjectedBy;
+using domain::ProjectionOutcome;
+using storage::ConnectionPool;
+using storage::PoolOptions;
+using storage::SqlConnection;
+using testing::GiftPayloadJson;
+using ::testing::HasSubstr;
+
+using RecoveryTest = ProjectionTest;
+
+TEST_F(RecoveryTest, Rule4_OtherEventTypesInTheOutboxAreIgnoredByTheScan) {
+  db_.InsertOutbox("demo", "R1", "WalletRecharged", R"({"user_id":7})", kT0);
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents({"demo", 100, 0});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->found, 0);
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM wallet_projection_events"), 0);
+}
+
+TEST_F(RecoveryTest, Rule11_ScanFindsEventsTheRelayLost) {
+  for (int i = 0; i < 10; ++i) {
+    db_.InsertOutbox("demo", absl::StrCat("E", i), "WalletGiftDebited",
+                     GiftPayloadJson(7, "rose", 1), kT0 + i);
+  }
+  for (int i = 0; i < 10; i += 3) {  // the relay delivered E0, E3, E6, E9
+    EXPECT_EQ(Project(Event(absl::StrCat("E", i), GiftPayloadJson(7, "rose", 1), kT0 + i)),
+              ProjectionOutcome::kProjected);
+  }
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents({"demo", 100, 0});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->found, 6);
+  EXPECT_EQ(pass->projected, 6);
+  EXPECT_EQ(pass->processed, 6);
+  EXPECT_EQ(GiftCount(7, "rose"), 10);
+  EXPECT_EQ(Ledger("E1", "projected_by"), "scan");
+  EXPECT_EQ(Ledger("E3", "projected_by"), "relay");
+  // Nothing left: a second pass finds nothing.
+  pass = projection_->recovery.ProjectPendingGiftWallEvents({"demo", 100, 0});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->found, 0);
+}
+
+TEST_F(RecoveryTest, Rule11_ScanRetriesDueFailuresButNotBeforeTheirBackoff) {
+  db_.InsertOutbox("demo", "F1", "WalletGiftDebited", GiftPayloadJson(7, "rose", 1), kT0);
+  db_.InsertOutbox("demo", "F2", "WalletGiftDebited", GiftPayloadJson(7, "rose", 2), kT0 + 1);
+  InsertLedger("F1", "failed", 1, 0, DbNowMs() + 600'000);  // backoff not over
+  InsertLedger("F2", "failed", 1, 0, DbNowMs() - 1);        // due
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents({"demo", 100, 0});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->found, 1);
+  EXPECT_EQ(Ledger("F1", "status"), "failed");
+  EXPECT_EQ(Ledger("F2", "status"), "done");
+  EXPECT_EQ(Ledger("F2", "projected_by"), "scan");
+  EXPECT_EQ(GiftCount(7, "rose"), 2);
+}
+
+TEST_F(RecoveryTest, Rule11_ScanTakesOverExpiredLeasesOnly) {
+  db_.InsertOutbox("demo", "P1", "WalletGiftDebited", GiftPayloadJson(7, "rose", 1), kT0);
+  db_.InsertOutbox("demo", "P2", "WalletGiftDebited", GiftPayloadJson(7, "rose", 2), kT0 + 1);
+  InsertLedger("P1", "processing", 0, DbNowMs() + 600'000, DbNowMs() + 600'000);
+  InsertLedger("P2", "processing", 0, DbNowMs() - 1, DbNowMs() - 1);
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents({"demo", 100, 0});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->processed, 1);
+  EXPECT_EQ(Ledger("P1", "status"), "processing");
+  EXPECT_EQ(Ledger("P2", "status"), "done");
+}
+
+TEST_F(RecoveryTest, Rule11_ScanLeavesYoungEventsToTheRelay) {
+  db_.InsertOutbox("demo", "Y1", "WalletGiftDebited", GiftPayloadJson(7, "rose", 1), DbNowMs());
+  CatchUpRequest request{"demo", 100, 0, absl::Seconds(30)};
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents(request);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->found, 0);
+  request.min_age = absl::ZeroDuration();
+  pass = projection_->recovery.ProjectPendingGiftWallEvents(request);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->projected, 1);
+}
+
+TEST_F(RecoveryTest, Rule11_ScanStartsAtTheHorizonAndPagesThroughByLimit) {
+  for (int i = 0; i < 5; ++i) {
+    db_.InsertOutbox("demo", absl::StrCat("H", i), "WalletGiftDebited",
+                     GiftPayloadJson(7, "rose", 1), kT0 + 1000 * i);
+  }
+  // From a horizon past H0 and H1, a pass does not see them.
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents({"demo", 2, kT0 + 1500});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->projected, 2);  // H2, H3: the limit
+  EXPECT_EQ(pass->resume_from_ms, kT0 + 3000);
+  pass = projection_->recovery.ProjectPendingGiftWallEvents({"demo", 2, pass->resume_from_ms});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->projected, 1);  // H4, and the outbox is exhausted
+  EXPECT_GT(pass->resume_from_ms, kT0 + 4000);
+  EXPECT_EQ(Ledger("H0", "status"), "");
+  // A full sweep (horizon 0) finds what was behind the horizon.
+  pass = projection_->recovery.ProjectPendingGiftWallEvents({"demo", 100, 0});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->projected, 2);
+  EXPECT_EQ(GiftCount(7, "rose"), 5);
+}
+
+// No statement reads all history: the outbox is read a window of rows at a time, and a pass
+// that reads its windows without finding anything says how far it got.
+TEST_F(RecoveryTest, Rule11_ScanReadsTheOutboxInBoundedWindows) {
+  for (int i = 0; i < 150; ++i) {
+    const std::string id = absl::StrFormat("W%03d", i);
+    db_.InsertOutbox("demo", id, "WalletGiftDebited", GiftPayloadJson(7, "rose", 1), kT0 + i);
+    if (i == 149) continue;  // the one the relay lost
+    ASSERT_EQ(Project(Event(id, GiftPayloadJson(7, "rose", 1), kT0 + i)),
+              ProjectionOutcome::kProjected);
+  }
+  CatchUpRequest request{"demo", 10, 0};
+  request.window_rows = 5;  // 20 windows a pass: 100 rows
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents(request);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->found, 0);
+  EXPECT_FALSE(pass->reached_newest);
+  EXPECT_EQ(pass->resume_from_ms, kT0 + 99);
+  request.horizon_ms = pass->resume_from_ms;
+  pass = projection_->recovery.ProjectPendingGiftWallEvents(request);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->projected, 1);  // W149, behind 100 rows of projected history
+  EXPECT_TRUE(pass->reached_newest);
+  EXPECT_EQ(GiftCount(7, "rose"), 150);
+}
+
+TEST_F(RecoveryTest, Rule11_ScanLimitIsClampedToOneThroughOneHundred) {
+  for (int i = 0; i < 3; ++i) {
+    db_.InsertOutbox("demo", absl::StrCat("L", i), "WalletGiftDebited",
+                     GiftPayloadJson(7, "rose", 1), kT0 + i);
+  }
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents({"demo", -5, 0});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->projected, 3);  // <= 0 means the seed's default of 20
+}
+
+TEST_F(RecoveryTest, Rule11_ScanProjectsTheOutboxPayloadAndKeepsBadOnesDead) {
+  db_.InsertOutbox("demo", "B1", "WalletGiftDebited", R"({"target_user_id":7})", kT0);
+  db_.InsertOutbox("demo", "B2", "WalletGiftDebited", GiftPayloadJson(7, "rose", 4), kT0 + 1);
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents({"demo", 100, 0});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->dead, 1);
+  EXPECT_EQ(pass->projected, 1);
+  EXPECT_EQ(Ledger("B1", "status"), "dead");
+  EXPECT_EQ(GiftCount(7, "rose"), 4);
+}
+
+TEST_F(RecoveryTest, RequeueReprojectsADeadEventFromItsCorrectedOutboxRow) {
+  db_.InsertOutbox("demo", "Q1", "WalletGiftDebited", R"({"target_user_id":7,"gift_id":"rose"})",
+                   kT0);
+  ASSERT_EQ(Project(Event("Q1", R"({"target_user_id":7,"gift_id":"rose"})")),
+            ProjectionOutcome::kDead);
+  // Still bad: a dry run says so, a requeue keeps it dead with the reason.
+  absl::StatusOr<projection::RequeueResult> r =
+      projection_->recovery.RequeueDeadEvent("demo", "Q1", "", /*dry_run=*/true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->matched);
+  EXPECT_FALSE(r->requeued);
+  EXPECT_THAT(r->reason, HasSubstr("would stay dead: invalid gift payload: missing gift_count"));
+  r = projection_->recovery.RequeueDeadEvent("demo", "Q1", "", /*dry_run=*/false);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->requeued);
+  EXPECT_THAT(r->reason, HasSubstr("still dead"));
+  EXPECT_EQ(Ledger("Q1", "requeue_count"), "1");
+
+  // The wallet team corrects the row: the requeue projects it at once.
+  db_.Exec(
+      "UPDATE wallet_outbox SET payload = '{\"target_user_id\":7,\"gift_id\":\"rose\","
+      "\"gift_count\":4}' WHERE event_id = 'Q1'");
+  r = projection_->recovery.RequeueDeadEvent("demo", "Q1", "", /*dry_run=*/true);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->matched);
+  EXPECT_TRUE(r->requeued) << "a dry run says what would be requeued";
+  EXPECT_EQ(r->reason, "");
+  EXPECT_EQ(Ledger("Q1", "status"), "dead") << "a dry run changes nothing";
+  r = projection_->recovery.RequeueDeadEvent("demo", "Q1", "", /*dry_run=*/false);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->requeued);
+  EXPECT_EQ(Ledger("Q1", "status"), "done");
+  EXPECT_EQ(Ledger("Q1", "projected_by"), "requeue");
+  EXPECT_EQ(Ledger("Q1", "retry_count"), "0");
+  EXPECT_EQ(Ledger("Q1", "requeue_count"), "2");
+  EXPECT_EQ(GiftCount(7, "rose"), 4);
+  // Done now: a second requeue is skipped and counts nothing twice.
+  r = projection_->recovery.RequeueDeadEvent("demo", "Q1", "", /*dry_run=*/false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->matched);
+  EXPECT_EQ(r->reason, "not dead (status done)");
+  EXPECT_EQ(GiftCount(7, "rose"), 4);
+}
+
+TEST_F(RecoveryTest, RequeueSkipsEventsItCannotReproject) {
+  absl::StatusOr<projection::RequeueResult> r =
+      projection_->recovery.RequeueDeadEvent("demo", "nope", "", false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->reason, "no ledger row");
+  // Dead, but the outbox row was pruned.
+  ASSERT_EQ(Project(Event("G1", "{}")), ProjectionOutcome::kDead);
+  r = projection_->recovery.RequeueDeadEvent("demo", "G1", "", false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->matched);
+  EXPECT_FALSE(r->requeued);
+  EXPECT_EQ(r->reason, "outbox row is gone");
+  EXPECT_EQ(Ledger("G1", "status"), "dead");
+}
+
+}  // namespace
+}  // namespace giftwall::projection

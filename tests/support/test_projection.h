@@ -1,0 +1,34 @@
+// The projection as the server wires it, on a test database's pool, without gRPC.
+#ifndef GIFTWALL_TESTS_SUPPORT_TEST_PROJECTION_H_
+#define GIFTWALL_TESTS_SUPPORT_TEST_PROJECTION_H_
+
+#include "absl/time/time.h"
+#include "server/domain/backoff.h"
+#include "server/projection/group_projector.h"
+#include "server/projection/recovery.h"
+#include "server/storage/connection_pool.h"
+#include "server/storage/ledger_repository.h"
+#include "server/storage/outbox_repository.h"
+
+namespace giftwall::testing {
+
+// The default policy, with contention pauses short enough for tests.
+inline domain::RetryPolicy FastRetry() {
+  domain::RetryPolicy retry;
+  retry.contention_base = absl::Milliseconds(1);
+  return retry;
+}
+
+struct TestProjection {
+  explicit TestProjection(storage::ConnectionPool& pool, domain::RetryPolicy retry = FastRetry())
+      : projector(pool, retry), outbox(pool), ledger(pool), recovery(projector, outbox, ledger) {}
+
+  projection::GroupProjector projector;
+  storage::OutboxRepository outbox;
+  storage::LedgerRepository ledger;
+  projection::Recovery recovery;
+};
+
+}  // namespace giftwall::testing
+
+#endif  // GIFTWALL_TESTS_SUPPORT_TEST_PROJECTION_H_
