@@ -78,11 +78,12 @@ int Serve(const ServerConfig& config) {
   storage::LedgerRepository ledger(pool);
   storage::OutboxRepository outbox(pool);
   storage::WallAuditRepository audit(pool, config.retry);
-  projection::GroupProjector projection(pool, config.retry);
-  projection::Recovery recovery(projection, outbox, ledger);
+  projection::GroupProjector projector(pool, config.retry);
+  projection::ProjectionEngine engine(projector, config.engine);
+  projection::Recovery recovery(engine, outbox, ledger);
   worker::RebuildRunner rebuilds(audit);
   transport::WorkerPool workers(config.worker_threads, config.queue_capacity);
-  transport::GiftWallService gift_wall(projection, wall, workers);
+  transport::GiftWallService gift_wall(engine, wall, workers);
   // Admin calls (a verify may read a whole app) get threads of their own: they never take a
   // worker from the relay.
   transport::WorkerPool admin_workers(2, 16);
@@ -121,6 +122,7 @@ int Serve(const ServerConfig& config) {
   std::thread stopper([&] { server->Shutdown(absl::ToChronoTime(deadline)); });
   // Queued calls get until the deadline to run; what is still queued then answers UNAVAILABLE.
   workers.Shutdown(deadline);
+  engine.Shutdown(deadline);
   admin_workers.Shutdown(deadline);
   stopper.join();
   server->Wait();

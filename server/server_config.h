@@ -6,8 +6,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "server/storage/connection_pool.h"
 #include "server/domain/backoff.h"
+#include "server/projection/projection_engine.h"
+#include "server/storage/connection_pool.h"
 #include "server/worker/catch_up_worker.h"
 
 namespace giftwall {
@@ -18,6 +19,8 @@ struct ServerConfig {
   // This replica's name in logs.
   std::string worker_id;
   domain::RetryPolicy retry;
+  // Group commit of projections.
+  projection::EngineOptions engine;
   int worker_threads = 0;
   int queue_capacity = 0;
   // On SIGTERM: readiness goes NOT_SERVING, then the server keeps serving this long so that

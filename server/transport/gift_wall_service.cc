@@ -41,6 +41,27 @@ void FillIgnored(const v1::WalletOutboxMessage& message, v1::ProjectMessageRespo
                                     "\" is not projected (only ", domain::kWalletGiftDebited, ")"));
 }
 
+// Hands `unit` to the engine and finishes the call once its group has committed: with `fill`'s
+// answer, or with the status that kept the unit from being projected.
+grpc::ServerUnaryReactor* SubmitUnit(
+    grpc::CallbackServerContext* context, projection::ProjectionEngine& engine,
+    projection::ProjectionUnit unit,
+    std::function<void(const std::vector<domain::ProjectionResult>&)> fill) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  engine.Submit(
+      projection::Submission{std::move(unit),
+                             [reactor, fill = std::move(fill)](projection::UnitResult result) {
+                               if (!result.ok()) {
+                                 reactor->Finish(ToGrpcStatus(result.status()));
+                                 return;
+                               }
+                               fill(*result);
+                               reactor->Finish(grpc::Status::OK);
+                             },
+                             [context] { return StillWanted(context); }});
+  return reactor;
+}
+
 absl::StatusOr<domain::GiftEvent> ValidateMessage(const v1::WalletOutboxMessage& message) {
   return domain::ValidateGiftEnvelope(
       domain::RawOutboxMessage{message.app_code(), message.event_id(), message.event_type(),
@@ -117,13 +138,13 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerCo
   }
   absl::StatusOr<domain::GiftEvent> event = ValidateMessage(message);
   if (!event.ok()) return FinishNow(context, InvalidArgument("message", event.status()));
-  return Offload(context, workers_, [this, event = *std::move(event), response]() mutable {
-    absl::StatusOr<domain::ProjectionResult> result =
-        projection_.Project(std::move(event), domain::ProjectedBy::kRelay);
-    if (!result.ok()) return ToGrpcStatus(result.status());
-    Fill(*result, response);
-    return grpc::Status::OK;
-  });
+  projection::ProjectionUnit unit;
+  unit.events.push_back(*std::move(event));
+  unit.by = domain::ProjectedBy::kRelay;
+  return SubmitUnit(context, projection_, std::move(unit),
+                    [response](const std::vector<domain::ProjectionResult>& results) {
+                      Fill(results.front(), response);
+                    });
 }
 
 grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
@@ -154,20 +175,14 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
     event_index.push_back(i);
   }
   if (events.empty()) return FinishNow(context, grpc::Status::OK);
-  return Offload(
-      context, workers_,
-      [this, events = std::move(events), event_index = std::move(event_index), response]() mutable {
-        projection::UnitResult results =
-            projection_.ProjectBatch(std::move(events), domain::ProjectedBy::kRelay);
-        if (!results.ok()) {
-          response->clear_results();
-          return ToGrpcStatus(results.status());
-        }
-        for (size_t j = 0; j < results->size(); ++j) {
-          Fill((*results)[j], response->mutable_results(event_index[j]));
-        }
-        return grpc::Status::OK;
-      });
+  projection::ProjectionUnit unit{std::move(events), domain::ProjectedBy::kRelay};
+  return SubmitUnit(context, projection_, std::move(unit),
+                    [response, event_index = std::move(event_index)](
+                        const std::vector<domain::ProjectionResult>& results) {
+                      for (size_t j = 0; j < results.size(); ++j) {
+                        Fill(results[j], response->mutable_results(event_index[j]));
+                      }
+                    });
 }
 
 grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerContext* context,

@@ -1,10 +1,10 @@
 // giftwall.v1.GiftWallService: request validation and the mapping between the API's messages
-// and the domain. Database work runs on the worker pool.
+// and the domain. Projections go to the projection engine, reads to the worker pool.
 #ifndef GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 #define GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 
 #include "giftwall/v1/giftwall.grpc.pb.h"
-#include "server/projection/unit.h"
+#include "server/projection/projection_engine.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/worker_pool.h"
 
@@ -16,7 +16,7 @@ inline constexpr int kMaxBatchMessages = 500;
 
 class GiftWallService final : public giftwall::v1::GiftWallService::CallbackService {
  public:
-  GiftWallService(projection::UnitProjector& projection, storage::WallRepository& wall,
+  GiftWallService(projection::ProjectionEngine& projection, storage::WallRepository& wall,
                   WorkerPool& workers)
       : projection_(projection), wall_(wall), workers_(workers) {}
 
@@ -34,7 +34,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
                                                 v1::ListGiftWallSendersResponse* response) override;
 
  private:
-  projection::UnitProjector& projection_;
+  projection::ProjectionEngine& projection_;
   storage::WallRepository& wall_;
   WorkerPool& workers_;
 };

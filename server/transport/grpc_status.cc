@@ -25,6 +25,14 @@ grpc::Status InvalidArgument(absl::string_view parent, const absl::Status& statu
       parent.empty() ? std::string(status.message()) : absl::StrCat(parent, ".", status.message()));
 }
 
+absl::Status StillWanted(grpc::CallbackServerContext* context) {
+  if (context->IsCancelled()) return absl::CancelledError("the client cancelled the call");
+  if (context->deadline() < std::chrono::system_clock::now()) {
+    return absl::DeadlineExceededError("the deadline passed while the call waited its turn");
+  }
+  return absl::OkStatus();
+}
+
 grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::Status status) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(std::move(status));
@@ -36,13 +44,8 @@ grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context, WorkerPo
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   WorkItem item;
   item.run = [context, reactor, work = std::move(work)] {
-    if (context->IsCancelled()) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the call"));
-      return;
-    }
-    if (context->deadline() < std::chrono::system_clock::now()) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                                   "the deadline passed while the call waited for a worker"));
+    if (absl::Status wanted = StillWanted(context); !wanted.ok()) {
+      reactor->Finish(ToGrpcStatus(wanted));
       return;
     }
     reactor->Finish(work());

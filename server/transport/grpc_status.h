@@ -25,6 +25,10 @@ grpc::Status InvalidArgument(absl::string_view parent, const absl::Status& statu
 grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context, WorkerPool& workers,
                                   std::function<grpc::Status()> work);
 
+// OK while the call is still worth running; CANCELLED if its client gave up, DEADLINE_EXCEEDED
+// if its deadline passed while it waited.
+absl::Status StillWanted(grpc::CallbackServerContext* context);
+
 // Finishes a call at once, on the gRPC thread (for answers that need no database).
 grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, grpc::Status status);
 

@@ -464,9 +464,9 @@ TEST_F(GroupProjectorTest, BatchOverflowGoesDeadAloneAndTheRestCommits) {
 // an answer the relay would ack.
 TEST_F(GroupProjectorTest, Rule7_ALedgerThatCannotBeReadAnswersUnavailableForEveryEvent) {
   db_.Exec("RENAME TABLE wallet_projection_events TO ledger_away");
-  std::vector<ProjectionUnit> units = {{{Event("R1", GiftPayloadJson(7, "rose", 1))}},
-                                       {{Event("R2", GiftPayloadJson(8, "rose", 1)),
-                                         Event("R3", GiftPayloadJson(9, "rose", 1))}}};
+  std::vector<ProjectionUnit> units = {
+      {{Event("R1", GiftPayloadJson(7, "rose", 1))}},
+      {{Event("R2", GiftPayloadJson(8, "rose", 1)), Event("R3", GiftPayloadJson(9, "rose", 1))}}};
   const std::vector<UnitResult> results = projection_->projector.ProjectGroup(units);
   db_.Exec("RENAME TABLE ledger_away TO wallet_projection_events");
   ASSERT_EQ(results.size(), 2u);

@@ -1,0 +1,92 @@
+// Write coalescing (group commit) for the projection: concurrent callers' units are gathered and
+// projected together, one transaction for many calls (DESIGN §2.13). A lane that is free takes
+// everything waiting (up to a group's size) at once, so a call waits at most for the transactions
+// in flight, never for a timer; under load, groups grow by themselves and a hot wall's row is
+// written once per group instead of once per event. Each call gets its own outcome after its
+// group's commit. ProjectMessage, ProjectMessages and the catch-up scan all come through here.
+#ifndef GIFTWALL_SERVER_PROJECTION_PROJECTION_ENGINE_H_
+#define GIFTWALL_SERVER_PROJECTION_PROJECTION_ENGINE_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/projection/group_projector.h"
+#include "server/projection/unit.h"
+
+namespace giftwall::projection {
+
+struct EngineOptions {
+  // Off: every unit is a transaction of its own.
+  bool group_commit = true;
+  // A group takes units until it holds this many events (a larger unit goes alone).
+  int max_group_events = 500;
+  // Groups in flight at once, each on a database session of its own.
+  int lanes = 4;
+  // Units that may wait for a lane; beyond this, Submit answers RESOURCE_EXHAUSTED at once.
+  int queue_capacity = 2000;
+};
+
+// A unit as submitted: what to project, how to answer, and whether the caller still wants it.
+struct Submission {
+  ProjectionUnit unit;
+  // Called exactly once: with the unit's result, or with why it was not projected.
+  std::function<void(UnitResult)> done;
+  // Asked when a lane takes the unit: a non-OK status (the caller gave up, its deadline passed)
+  // answers the unit without projecting it. May be empty.
+  std::function<absl::Status()> still_wanted;
+};
+
+// What the engine has done since it started.
+struct EngineStats {
+  int64_t groups = 0;  // transactions, or attempts at one (a group that had to split counts once)
+  int64_t units = 0;
+  int64_t events = 0;
+  int64_t largest_group_events = 0;
+};
+
+class ProjectionEngine final : public UnitProjector {
+ public:
+  ProjectionEngine(GroupProjector& projector, EngineOptions options);
+  // Shuts down if that has not been done.
+  ~ProjectionEngine() override;
+  ProjectionEngine(const ProjectionEngine&) = delete;
+  ProjectionEngine& operator=(const ProjectionEngine&) = delete;
+
+  // Queues a unit. If the queue is full (RESOURCE_EXHAUSTED) or the engine is shutting down
+  // (UNAVAILABLE), `done` is called at once, on the caller's thread; otherwise on a lane's.
+  void Submit(Submission submission) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Submits every unit and waits for all of them. Must not be called from a lane.
+  std::vector<UnitResult> ProjectUnits(std::vector<ProjectionUnit> units) override;
+
+  // Refuses new units, lets the lanes take queued ones until `drain_deadline`, answers what is
+  // still queued then with UNAVAILABLE, and waits for the groups in flight.
+  void Shutdown(absl::Time drain_deadline = absl::InfinitePast()) ABSL_LOCKS_EXCLUDED(mu_);
+
+  int queued() const ABSL_LOCKS_EXCLUDED(mu_);
+  EngineStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  void Lane() ABSL_LOCKS_EXCLUDED(mu_);
+  // The next group: at least one unit, more while group commit is on and they fit.
+  std::vector<Submission> TakeGroup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  GroupProjector& projector_;
+  const EngineOptions options_;
+  mutable absl::Mutex mu_;
+  std::deque<Submission> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  EngineStats stats_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> lanes_;
+};
+
+}  // namespace giftwall::projection
+
+#endif  // GIFTWALL_SERVER_PROJECTION_PROJECTION_ENGINE_H_

@@ -1,0 +1,232 @@
+// Group commit (DESIGN §2.13), against a real MariaDB: concurrent calls are gathered into one
+// transaction, each gets its own outcome, and the engine's limits hold.
+#include "server/projection/projection_engine.h"
+
+#include <atomic>
+#include <limits>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/projection/projection_test_fixture.h"
+
+namespace giftwall::projection {
+namespace {
+
+using domain::ProjectedBy;
+using domain::ProjectionOutcome;
+using testing::GiftPayloadJson;
+
+// Collects what the engine answers, from its lanes.
+class Answers {
+ public:
+  explicit Answers(int expected) : pending_(expected), results_(static_cast<size_t>(expected)) {}
+  std::function<void(UnitResult)> For(size_t i) {
+    return [this, i](UnitResult r) {
+      results_[i] = std::move(r);
+      pending_.DecrementCount();
+    };
+  }
+  const std::vector<UnitResult>& Wait() {
+    pending_.Wait();
+    return results_;
+  }
+
+ private:
+  absl::BlockingCounter pending_;
+  std::vector<UnitResult> results_;
+};
+
+ProjectionUnit Single(domain::GiftEvent event) {
+  return ProjectionUnit{{std::move(event)}, ProjectedBy::kRelay};
+}
+
+class ProjectionEngineTest : public ProjectionTest {
+ protected:
+  std::unique_ptr<ProjectionEngine> Engine(EngineOptions options) {
+    return std::make_unique<ProjectionEngine>(projection_->projector, options);
+  }
+
+  // Holds user 1's "rose" wall row (it must exist) until Release(): a group that touches it waits.
+  void HoldWallRow() {
+    blocker_ = db_.Connect();
+    ASSERT_TRUE(blocker_->ExecuteDirect("START TRANSACTION").ok());
+    ASSERT_TRUE(blocker_
+                    ->ExecuteDirect("SELECT * FROM user_gift_wall WHERE user_id = 1 AND gift_id = "
+                                    "'rose' FOR UPDATE")
+                    .ok());
+  }
+  void Release() { ASSERT_TRUE(blocker_->ExecuteDirect("ROLLBACK").ok()); }
+
+  std::unique_ptr<storage::SqlConnection> blocker_;
+};
+
+// Fifty calls arrive while the only lane's transaction waits: they are committed together, in
+// one group, and each gets its own outcome, duplicates and bad or overflowing events included.
+TEST_F(ProjectionEngineTest,
+       Rule2_CallsThatArriveDuringATransactionCommitTogetherEachWithItsOutcome) {
+  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
+  ASSERT_EQ(Project(Event("big", GiftPayloadJson(2, "lily", std::numeric_limits<int64_t>::max()))),
+            ProjectionOutcome::kProjected);
+  EngineOptions options;
+  options.lanes = 1;
+  std::unique_ptr<ProjectionEngine> engine = Engine(options);
+  HoldWallRow();
+  // The first call takes the lane and waits on the held row.
+  Answers first(1);
+  engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), first.For(0), nullptr});
+  while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+
+  Answers answers(53);
+  for (int i = 0; i < 50; ++i) {
+    engine->Submit({Single(Event(absl::StrCat("E", i), GiftPayloadJson(3 + i % 5, "rose", 2))),
+                    answers.For(static_cast<size_t>(i)), nullptr});
+  }
+  engine->Submit({Single(Event("E7", GiftPayloadJson(3 + 7 % 5, "rose", 2))), answers.For(50),
+                  nullptr});  // a duplicate of E7 in the same group
+  engine->Submit({Single(Event("bad", R"({"gift_id":"rose"})")), answers.For(51), nullptr});
+  engine->Submit({Single(Event("over", GiftPayloadJson(2, "lily", 1))), answers.For(52), nullptr});
+  Release();
+  ASSERT_TRUE(first.Wait()[0].ok());
+  const std::vector<UnitResult>& results = answers.Wait();
+
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(results[static_cast<size_t>(i)].ok()) << results[static_cast<size_t>(i)].status();
+    EXPECT_EQ(results[static_cast<size_t>(i)]->front().outcome, ProjectionOutcome::kProjected);
+  }
+  ASSERT_TRUE(results[50].ok());
+  EXPECT_EQ(results[50]->front().outcome, ProjectionOutcome::kAlreadyProjected);
+  ASSERT_TRUE(results[51].ok());
+  EXPECT_EQ(results[51]->front().outcome, ProjectionOutcome::kDead);
+  ASSERT_TRUE(results[52].ok());
+  EXPECT_EQ(results[52]->front().outcome, ProjectionOutcome::kDead);
+  EXPECT_THAT(results[52]->front().detail, ::testing::HasSubstr("cannot absorb"));
+
+  const EngineStats stats = engine->Stats();
+  EXPECT_EQ(stats.units, 54);
+  EXPECT_EQ(stats.groups, 2) << "the calls that waited were not gathered into one group";
+  EXPECT_EQ(stats.largest_group_events, 53);
+  EXPECT_EQ(db_.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall WHERE gift_id = 'rose'"),
+            1 + 1 + 50 * 2);
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall WHERE gift_id = 'lily'"),
+            std::numeric_limits<int64_t>::max());
+}
+
+TEST_F(ProjectionEngineTest, WithGroupCommitOffEveryCallIsATransactionOfItsOwn) {
+  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
+  EngineOptions options;
+  options.lanes = 1;
+  options.group_commit = false;
+  std::unique_ptr<ProjectionEngine> engine = Engine(options);
+  HoldWallRow();
+  Answers answers(11);
+  engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), answers.For(0), nullptr});
+  for (size_t i = 1; i <= 10; ++i) {
+    engine->Submit({Single(Event(absl::StrCat("E", i), GiftPayloadJson(2, "rose", 1))),
+                    answers.For(i), nullptr});
+  }
+  Release();
+  for (const UnitResult& r : answers.Wait()) ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(engine->Stats().groups, 11);
+  EXPECT_EQ(engine->Stats().largest_group_events, 1);
+}
+
+TEST_F(ProjectionEngineTest, AGroupHoldsAtMostMaxGroupEventsAndABatchIsNeverSplitAcrossGroups) {
+  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
+  EngineOptions options;
+  options.lanes = 1;
+  options.max_group_events = 10;
+  std::unique_ptr<ProjectionEngine> engine = Engine(options);
+  HoldWallRow();
+  Answers answers(4);
+  engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), answers.For(0), nullptr});
+  while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+  std::vector<domain::GiftEvent> batch;
+  for (int i = 0; i < 25; ++i)
+    batch.push_back(Event(absl::StrCat("B", i), GiftPayloadJson(2, "g", 1)));
+  engine->Submit({ProjectionUnit{batch, ProjectedBy::kRelay}, answers.For(1), nullptr});
+  engine->Submit({Single(Event("S1", GiftPayloadJson(3, "g", 1))), answers.For(2), nullptr});
+  engine->Submit({Single(Event("S2", GiftPayloadJson(3, "g", 1))), answers.For(3), nullptr});
+  Release();
+  const std::vector<UnitResult>& results = answers.Wait();
+  for (const UnitResult& r : results) ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(results[1]->size(), 25u);
+  // [first], [25-event batch alone], [S1, S2].
+  EXPECT_EQ(engine->Stats().groups, 3);
+  EXPECT_EQ(engine->Stats().largest_group_events, 25);
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall WHERE user_id = 2"), 25);
+}
+
+TEST_F(ProjectionEngineTest, AFullQueueAnswersResourceExhaustedAtOnceAndShutdownAnswersTheRest) {
+  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
+  EngineOptions options;
+  options.lanes = 1;
+  options.queue_capacity = 2;
+  std::unique_ptr<ProjectionEngine> engine = Engine(options);
+  HoldWallRow();
+  Answers answers(4);
+  engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), answers.For(0), nullptr});
+  while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+  for (size_t i = 1; i <= 3; ++i) {
+    engine->Submit({Single(Event(absl::StrCat("E", i), GiftPayloadJson(2, "rose", 1))),
+                    answers.For(i), nullptr});
+  }
+  std::thread stop([&] { engine->Shutdown(); });  // nothing queued may start any more
+  absl::SleepFor(absl::Milliseconds(100));
+  Release();
+  stop.join();
+  const std::vector<UnitResult>& results = answers.Wait();
+  EXPECT_TRUE(results[0].ok()) << "the group in flight finishes: " << results[0].status();
+  EXPECT_EQ(results[1].status().code(), absl::StatusCode::kUnavailable) << results[1].status();
+  EXPECT_EQ(results[2].status().code(), absl::StatusCode::kUnavailable) << results[2].status();
+  EXPECT_EQ(results[3].status().code(), absl::StatusCode::kResourceExhausted)
+      << results[3].status();
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall WHERE user_id = 2"), 0);
+}
+
+TEST_F(ProjectionEngineTest, AUnitItsCallerNoLongerWantsIsAnsweredWithoutBeingProjected) {
+  EngineOptions options;
+  std::unique_ptr<ProjectionEngine> engine = Engine(options);
+  Answers answers(1);
+  engine->Submit({Single(Event("E1", GiftPayloadJson(2, "rose", 1))), answers.For(0),
+                  [] { return absl::CancelledError("the client cancelled the call"); }});
+  EXPECT_EQ(answers.Wait()[0].status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM wallet_projection_events"), 0);
+}
+
+// Many callers at once through the engine: every event counts once, every call is answered OK.
+TEST_F(ProjectionEngineTest, ThirtyTwoCallersDeliveringOverlappingEventsCountEachOnce) {
+  EngineOptions options;
+  std::unique_ptr<ProjectionEngine> engine = Engine(options);
+  std::atomic<int> projected{0}, errors{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 32; ++t) {
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < 60; ++i) {
+        const int n = (t * 7 + i) % 400;  // callers overlap: each event is sent ~5 times
+        absl::StatusOr<domain::ProjectionResult> r = engine->Project(
+            Event(absl::StrCat("E", n),
+                  GiftPayloadJson(1 + n % 9, absl::StrCat("g", n % 4), 1, 100 + n % 13, 10)),
+            ProjectedBy::kRelay);
+        if (!r.ok()) {
+          if (errors++ < 3) ADD_FAILURE() << r.status();
+        } else if (r->outcome == ProjectionOutcome::kProjected) {
+          ++projected;
+        }
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(errors, 0);
+  const int64_t distinct = db_.QueryInt("SELECT COUNT(*) FROM wallet_projection_events");
+  EXPECT_EQ(projected, distinct);
+  EXPECT_EQ(db_.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall"), distinct);
+  EXPECT_EQ(db_.QueryInt("SELECT SUM(sent_count) FROM user_gift_wall_sender"), distinct);
+  EXPECT_LT(engine->Stats().groups, engine->Stats().units) << "no call was ever gathered";
+}
+
+}  // namespace
+}  // namespace giftwall::projection
