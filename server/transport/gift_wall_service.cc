@@ -9,6 +9,7 @@
 #include "server/domain/envelope.h"
 #include "server/domain/page_token.h"
 #include "server/domain/text.h"
+#include "server/domain/wall_page.h"
 #include "server/transport/grpc_status.h"
 
 namespace giftwall::transport {
@@ -84,7 +85,7 @@ std::optional<domain::WallSort> ToDomain(v1::GiftWallSort sort) {
   }
 }
 
-void Fill(const storage::SenderStats& sender, v1::GiftWallSender* out) {
+void Fill(const domain::SenderStats& sender, v1::GiftWallSender* out) {
   out->set_user_id(sender.user_id);
   out->set_sent_count(sender.sent_count);
   out->set_sent_coins(sender.sent_coins);
@@ -92,7 +93,7 @@ void Fill(const storage::SenderStats& sender, v1::GiftWallSender* out) {
   out->set_last_sent_at_ms(sender.last_sent_at_ms);
 }
 
-void Fill(const storage::WallItem& item, v1::GiftWallItem* out) {
+void Fill(const domain::WallItem& item, v1::GiftWallItem* out) {
   out->set_gift_id(item.gift_id);
   out->set_gift_count(item.gift_count);
   out->set_total_coins(item.total_coins);
@@ -201,36 +202,37 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
                      InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
                                              "sort ", request->sort(), " is not a GiftWallSort"))));
   }
-  std::optional<storage::WallCursor> after;
+  std::optional<domain::WallCursor> after;
   if (!request->page_token().empty()) {
     absl::StatusOr<domain::GiftWallPageToken> token =
         domain::DecodeGiftWallPageToken(request->page_token(), app_code, request->user_id(), *sort);
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
-    after = storage::WallCursor{token->sort_value, std::move(token->gift_id)};
+    after = domain::WallCursor{token->sort_value, std::move(token->gift_id)};
   }
-  return Offload(context, workers_,
-                 [this, app_code = std::move(app_code), user_id = request->user_id(), sort = *sort,
-                  after = std::move(after), page_size, response] {
-                   absl::StatusOr<storage::WallPage> page =
-                       wall_.ListWall(app_code, user_id, sort, after, page_size);
-                   if (!page.ok()) return ToGrpcStatus(page.status());
-                   absl::StatusOr<storage::WallSummary> summary =
-                       wall_.Summarize(app_code, user_id);
-                   if (!summary.ok()) return ToGrpcStatus(summary.status());
-                   for (const storage::WallItem& item : page->items)
-                     Fill(item, response->add_items());
-                   if (page->has_more) {
-                     const storage::WallItem& last = page->items.back();
-                     response->set_next_page_token(domain::EncodeGiftWallPageToken(
-                         {sort, app_code, user_id, storage::SortValue(last, sort), last.gift_id}));
-                   }
-                   v1::GiftWallSummary* out = response->mutable_summary();
-                   out->set_distinct_gifts(summary->distinct_gifts);
-                   out->set_total_gift_count(summary->total_gift_count);
-                   out->set_total_coins(summary->total_coins);
-                   out->set_last_received_at_ms(summary->last_received_at_ms);
-                   return grpc::Status::OK;
-                 });
+  return Offload(
+      context, workers_,
+      [this, app_code = std::move(app_code), user_id = request->user_id(), sort = *sort,
+       after = std::move(after), page_size, response] {
+        // The page and the summary are cut from one read of the whole wall.
+        absl::StatusOr<std::vector<domain::WallItem>> wall = wall_.ReadWall(app_code, user_id);
+        if (!wall.ok()) return ToGrpcStatus(wall.status());
+        const domain::WallSummary summary = domain::SummarizeWall(*wall);
+        const domain::WallPage page = domain::PageWall(*std::move(wall), sort, after, page_size);
+        for (const domain::WallItem& item : page.items) {
+          Fill(item, response->add_items());
+        }
+        if (page.has_more) {
+          const domain::WallItem& last = page.items.back();
+          response->set_next_page_token(domain::EncodeGiftWallPageToken(
+              {sort, app_code, user_id, domain::SortValue(last, sort), last.gift_id}));
+        }
+        v1::GiftWallSummary* out = response->mutable_summary();
+        out->set_distinct_gifts(summary.distinct_gifts);
+        out->set_total_gift_count(summary.total_gift_count);
+        out->set_total_coins(summary.total_coins);
+        out->set_last_received_at_ms(summary.last_received_at_ms);
+        return grpc::Status::OK;
+      });
 }
 
 grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
@@ -263,10 +265,10 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
         absl::StatusOr<storage::SenderPage> page =
             wall_.ListSenders(app_code, user_id, gift_id, after, page_size);
         if (!page.ok()) return ToGrpcStatus(page.status());
-        for (const storage::SenderStats& sender : page->senders)
+        for (const domain::SenderStats& sender : page->senders)
           Fill(sender, response->add_senders());
         if (page->has_more) {
-          const storage::SenderStats& last = page->senders.back();
+          const domain::SenderStats& last = page->senders.back();
           response->set_next_page_token(domain::EncodeSenderPageToken(
               {app_code, user_id, gift_id, last.sent_count, last.last_sent_at_ms, last.user_id}));
         }

@@ -21,15 +21,15 @@ namespace {
 
 using domain::GiftEvent;
 using domain::ProjectedBy;
+using domain::SenderStats;
+using domain::WallCursor;
+using domain::WallItem;
+using domain::WallPage;
+using domain::WallSummary;
 using storage::ConnectionPool;
 using storage::SenderCursor;
 using storage::SenderPage;
-using storage::SenderStats;
-using storage::WallCursor;
-using storage::WallItem;
-using storage::WallPage;
 using storage::WallRepository;
-using storage::WallSummary;
 
 constexpr int64_t kT0 = 1'700'000'000'000;
 
@@ -161,16 +161,16 @@ std::map<int64_t, WallView> ReadWalls(WallRepository& repo) {
   std::map<int64_t, WallView> views;
   for (int64_t user = 1; user <= 4; ++user) {
     WallView& view = views[user];
+    absl::StatusOr<std::vector<WallItem>> wall = repo.ReadWall("demo", user);
+    EXPECT_TRUE(wall.ok()) << wall.status();
+    if (!wall.ok()) return views;
     std::optional<WallCursor> after;
     std::vector<WallItem> items;
     for (;;) {
-      absl::StatusOr<WallPage> page =
-          repo.ListWall("demo", user, domain::WallSort::kCountDesc, after, 4);
-      EXPECT_TRUE(page.ok()) << page.status();
-      if (!page.ok()) return views;
-      items.insert(items.end(), page->items.begin(), page->items.end());
-      if (!page->has_more) break;
-      after = WallCursor{page->items.back().gift_count, page->items.back().gift_id};
+      WallPage page = domain::PageWall(*wall, domain::WallSort::kCountDesc, after, 4);
+      items.insert(items.end(), page.items.begin(), page.items.end());
+      if (!page.has_more) break;
+      after = WallCursor{page.items.back().gift_count, page.items.back().gift_id};
     }
     std::vector<std::string> gift_ids;
     for (const WallItem& item : items) {
@@ -191,12 +191,9 @@ std::map<int64_t, WallView> ReadWalls(WallRepository& repo) {
         cursor = SenderCursor{last.sent_count, last.last_sent_at_ms, last.user_id};
       }
     }
-    absl::StatusOr<WallSummary> s = repo.Summarize("demo", user);
-    EXPECT_TRUE(s.ok()) << s.status();
-    if (s.ok()) {
-      view.summary = absl::StrFormat("gifts=%d count=%d coins=%d last=%d", s->distinct_gifts,
-                                     s->total_gift_count, s->total_coins, s->last_received_at_ms);
-    }
+    const WallSummary s = domain::SummarizeWall(*wall);
+    view.summary = absl::StrFormat("gifts=%d count=%d coins=%d last=%d", s.distinct_gifts,
+                                   s.total_gift_count, s.total_coins, s.last_received_at_ms);
   }
   return views;
 }

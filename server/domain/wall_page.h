@@ -1,0 +1,68 @@
+// What a reader sees of a wall: its gifts in one of four orders, a page at a time, and the summary
+// of the whole wall. A wall is bounded by the gift catalogue (hundreds of rows), so a page is cut
+// from the whole wall, read in one statement: the page and the summary come from one snapshot,
+// and the wall needs no index per order.
+#ifndef GIFTWALL_SERVER_DOMAIN_WALL_PAGE_H_
+#define GIFTWALL_SERVER_DOMAIN_WALL_PAGE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/domain/page_token.h"
+
+namespace giftwall::domain {
+
+// What one sender gave of one gift to one wall.
+struct SenderStats {
+  int64_t user_id = 0;
+  int64_t sent_count = 0;
+  int64_t sent_coins = 0;
+  int64_t first_sent_at_ms = 0;
+  int64_t last_sent_at_ms = 0;
+};
+
+struct WallItem {
+  std::string gift_id;
+  int64_t gift_count = 0;
+  int64_t total_coins = 0;
+  int64_t first_received_at_ms = 0;
+  int64_t last_received_at_ms = 0;
+  std::string gift_name;  // empty if no event carried one
+  std::string gift_icon;
+  int64_t sender_count = 0;
+  std::optional<SenderStats> top_sender;  // the 冠名; none while the gift has no sender
+  int64_t first_sender_user_id = 0;       // 0 while the gift has no sender
+};
+
+struct WallSummary {
+  int64_t distinct_gifts = 0;
+  int64_t total_gift_count = 0;  // saturates at the int64 maximum
+  int64_t total_coins = 0;       // saturates at the int64 maximum
+  int64_t last_received_at_ms = 0;
+};
+
+// Where a page starts: strictly after the gift with this sort value and gift_id.
+struct WallCursor {
+  int64_t sort_value = 0;
+  std::string gift_id;
+};
+
+struct WallPage {
+  std::vector<WallItem> items;
+  bool has_more = false;
+};
+
+// The value a sort orders by, for the next page's cursor.
+int64_t SortValue(const WallItem& item, WallSort sort);
+
+// Up to `limit` gifts of `wall` in `sort` order (ties by gift_id ascending), after `after`.
+WallPage PageWall(std::vector<WallItem> wall, WallSort sort, const std::optional<WallCursor>& after,
+                  int limit);
+
+WallSummary SummarizeWall(const std::vector<WallItem>& wall);
+
+}  // namespace giftwall::domain
+
+#endif  // GIFTWALL_SERVER_DOMAIN_WALL_PAGE_H_
