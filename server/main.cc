@@ -9,6 +9,7 @@
 
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "glog/logging.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
@@ -137,6 +138,9 @@ int Serve(const ServerConfig& config) {
 int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
+  // Debian's Abseil is built with Mutex deadlock detection on, which records every lock
+  // acquisition in a global graph: a debugging aid the tests keep, too costly to serve with.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::SetProgramUsageMessage(
       "The gift wall projection service.\n"
       "  giftwall-server [flags]          serve gRPC until SIGTERM/SIGINT\n"

@@ -1,6 +1,7 @@
 #include "server/projection/group_projector.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -99,8 +100,8 @@ struct Attempt {
 class GroupRun {
  public:
   GroupRun(storage::ConnectionPool& pool, const domain::RetryPolicy& retry,
-           absl::Span<const ProjectionUnit> units)
-      : pool_(pool), retry_(retry), units_(units) {}
+           std::atomic<bool>& expect_existing, absl::Span<const ProjectionUnit> units)
+      : pool_(pool), retry_(retry), expect_existing_(expect_existing), units_(units) {}
 
   std::vector<UnitResult> Run();
 
@@ -108,7 +109,8 @@ class GroupRun {
   // Projects `owners` (sorted by key), splitting where it must, until each has an outcome.
   void Resolve(std::vector<size_t> owners);
   void Split(const std::vector<size_t>& owners);
-  Attempt Try(SqlConnection& conn, const std::vector<size_t>& owners);
+  // `claim_blind`: claim every owner by inserting its ledger row, without reading first.
+  Attempt Try(SqlConnection& conn, const std::vector<size_t>& owners, bool claim_blind);
   // Runs the claims' transaction; returns how it ended.
   Ending Write(SqlConnection& conn, Attempt& attempt, absl::Status* cause);
   void RecordFailures(SqlConnection& conn, const Attempt& attempt);
@@ -118,6 +120,7 @@ class GroupRun {
 
   storage::ConnectionPool& pool_;
   const domain::RetryPolicy& retry_;
+  std::atomic<bool>& expect_existing_;
   absl::Span<const ProjectionUnit> units_;
   std::vector<Owner> owners_;
 };
@@ -186,13 +189,19 @@ void GroupRun::Resolve(std::vector<size_t> owners) {
   // once and not counted as contention while each retry claims fewer events: the other caller
   // has committed, and the next read answers its events.
   size_t raced_claims = SIZE_MAX;
+  // Most relay messages are new events: while the last groups met no ledger row, a relay group
+  // is claimed by inserting its rows at once, one statement less. A row that exists fails the
+  // insert (1062) and the group is read first, as every group of a scan or requeue is.
+  bool claim_blind = !expect_existing_.load(std::memory_order_relaxed) &&
+                     std::all_of(owners.begin(), owners.end(),
+                                 [&](size_t o) { return owners_[o].by == ProjectedBy::kRelay; });
   while (!owners.empty()) {
     Attempt attempt;
     bool recorded = false;
     {
       absl::StatusOr<storage::PooledConnection> conn = pool_.Acquire();
       if (!conn.ok()) return Fail(owners, conn.status());
-      attempt = Try(**conn, owners);
+      attempt = Try(**conn, owners, claim_blind);
       if (attempt.ending == Ending::kTransient && !(*conn)->broken()) {
         RecordFailures(**conn, attempt);
         recorded = true;
@@ -244,6 +253,11 @@ void GroupRun::Resolve(std::vector<size_t> owners) {
         }
         return Split(owners);
       case Ending::kRaced:
+        if (claim_blind) {
+          expect_existing_.store(true, std::memory_order_relaxed);
+          claim_blind = false;
+          continue;
+        }
         if (attempt.claims.size() < raced_claims) {
           raced_claims = attempt.claims.size();
           continue;
@@ -273,9 +287,15 @@ void GroupRun::Fail(const std::vector<size_t>& owners, const absl::Status& statu
   }
 }
 
-Attempt GroupRun::Try(SqlConnection& conn, const std::vector<size_t>& owners) {
+Attempt GroupRun::Try(SqlConnection& conn, const std::vector<size_t>& owners, bool claim_blind) {
   Attempt attempt;
   ProjectionStore store(conn);
+  if (claim_blind) {
+    for (size_t o : owners) attempt.claims.push_back(Claim{o, std::nullopt, false});
+    attempt.ending = Write(conn, attempt, &attempt.cause);
+    return attempt;
+  }
+  bool any_row = false;
   // The owners are sorted by app code: one read per app.
   for (size_t begin = 0; begin < owners.size();) {
     const absl::string_view app = AppOf(owners[begin]);
@@ -295,6 +315,7 @@ Attempt GroupRun::Try(SqlConnection& conn, const std::vector<size_t>& owners) {
       const size_t o = owners[i];
       auto row = ledger->rows.find(owners_[o].event->event_id);
       const LedgerRow* read = row == ledger->rows.end() ? nullptr : &row->second;
+      any_row = any_row || read != nullptr;
       const domain::ClaimDecision decision =
           domain::DecideClaim(read, owners_[o].by, ledger->now_ms);
       switch (decision.action) {
@@ -316,6 +337,7 @@ Attempt GroupRun::Try(SqlConnection& conn, const std::vector<size_t>& owners) {
     }
     begin = end;
   }
+  expect_existing_.store(any_row, std::memory_order_relaxed);
   if (attempt.claims.empty()) return attempt;
   attempt.ending = Write(conn, attempt, &attempt.cause);
   return attempt;
@@ -394,9 +416,7 @@ Ending GroupRun::Write(SqlConnection& conn, Attempt& attempt, absl::Status* caus
   }
   for (auto& [code, app] : apps) {
     if (app.deltas.empty()) continue;
-    absl::Status s = store.MergeSenders(code, app.deltas);
-    absl::StatusOr<storage::MergedSenders> merged =
-        s.ok() ? store.ReadSenders(code, app.deltas) : absl::StatusOr<storage::MergedSenders>(s);
+    absl::StatusOr<storage::MergedSenders> merged = store.MergeSenders(code, app.deltas);
     if (!merged.ok()) {
       *cause = merged.status();
       return Classify(*cause, Phase::kFold);
@@ -408,7 +428,7 @@ Ending GroupRun::Write(SqlConnection& conn, Attempt& attempt, absl::Status* caus
       CHECK(it != merged->end()) << "sender rows merged in this transaction are gone";
       senders.emplace(key, domain::DescribeSenderMerge(delta, it->second));
     }
-    if (s = store.MergeWalls(code, app.deltas, senders); !s.ok()) {
+    if (absl::Status s = store.MergeWalls(code, app.deltas, senders); !s.ok()) {
       *cause = s;
       return Classify(s, Phase::kFold);
     }
@@ -459,7 +479,7 @@ void GroupRun::RecordFailures(SqlConnection& conn, const Attempt& attempt) {
 }  // namespace
 
 std::vector<UnitResult> GroupProjector::ProjectGroup(absl::Span<const ProjectionUnit> units) {
-  return GroupRun(pool_, retry_, units).Run();
+  return GroupRun(pool_, retry_, expect_existing_, units).Run();
 }
 
 }  // namespace giftwall::projection

@@ -1,5 +1,7 @@
 // Projects a group of events in one transaction and a constant number of statements, whatever
-// the group's size (DESIGN §2): read the ledger rows that exist, decide every claim
+// the group's size (DESIGN §2): read the ledger rows that exist (skipped for relay groups while
+// recent groups met none: their rows are inserted at once, and one that exists sends the group
+// back to be read first), decide every claim
 // (domain::DecideClaim), fold the claimed events into per-row deltas (domain::FoldDeltas), then
 // insert the new ledger rows (written done or dead: the claim and the fold share the
 // transaction), update the reclaimed ones, merge the senders, merge the wall rows, commit.
@@ -10,6 +12,7 @@
 #ifndef GIFTWALL_SERVER_PROJECTION_GROUP_PROJECTOR_H_
 #define GIFTWALL_SERVER_PROJECTION_GROUP_PROJECTOR_H_
 
+#include <atomic>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,6 +49,9 @@ class GroupProjector final : public UnitProjector {
  private:
   storage::ConnectionPool& pool_;
   const domain::RetryPolicy retry_;
+  // Whether recent groups met ledger rows that already existed (redeliveries): then groups are
+  // read before they are claimed; otherwise relay groups are claimed by inserting at once.
+  std::atomic<bool> expect_existing_{false};
 };
 
 }  // namespace giftwall::projection

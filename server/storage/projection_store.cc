@@ -97,6 +97,15 @@ ON DUPLICATE KEY UPDATE
   last_sent_at_ms = GREATEST(last_sent_at_ms, VALUES(last_sent_at_ms)),
   updated_at_ms = VALUES(updated_at_ms))sql";
 
+// MariaDB returns the rows as the merge left them (inserted or updated) from the same statement.
+const std::string& MergeSendersReturningSql() {
+  static const auto* const sql = new std::string(absl::StrCat(
+      kMergeSenders,
+      "\nRETURNING user_id, gift_id, sender_user_id, sent_count, sent_coins, first_sent_at_ms, "
+      "last_sent_at_ms"));
+  return *sql;
+}
+
 constexpr absl::string_view kReadSenders = R"sql(
 SELECT s.user_id, s.gift_id, s.sender_user_id, s.sent_count, s.sent_coins, s.first_sent_at_ms,
        s.last_sent_at_ms
@@ -268,22 +277,25 @@ absl::StatusOr<int64_t> ProjectionStore::UpdateLedger(absl::string_view app_code
   return conn_.Execute(kUpdateLedger, {LedgerRowsJson(rows), app_code});
 }
 
-absl::Status ProjectionStore::MergeSenders(absl::string_view app_code, const WallDeltas& deltas) {
-  JsonRows rows = SenderRows(deltas);
-  if (rows.empty()) return absl::OkStatus();
-  return conn_.Execute(kMergeSenders, {app_code, rows.Finish()}).status();
-}
-
-absl::StatusOr<MergedSenders> ProjectionStore::ReadSenders(absl::string_view app_code,
-                                                           const WallDeltas& deltas) {
+absl::StatusOr<MergedSenders> ProjectionStore::MergeSenders(absl::string_view app_code,
+                                                            const WallDeltas& deltas) {
   MergedSenders merged;
   JsonRows rows = SenderRows(deltas);
   if (rows.empty()) return merged;
-  absl::Status s = conn_.Query(kReadSenders, {rows.Finish(), app_code}, [&](const SqlRow& row) {
+  const std::string& json = rows.Finish();
+  auto collect = [&](const SqlRow& row) {
     merged[WallKey{row.Int(0), row.Str(1)}][row.Int(2)] =
         domain::SenderRow{row.Int(3), row.Int(4), row.Int(5), row.Int(6)};
-  });
-  if (!s.ok()) return s;
+  };
+  if (returning_) {
+    if (absl::Status s = conn_.Query(MergeSendersReturningSql(), {app_code, json}, collect);
+        !s.ok()) {
+      return s;
+    }
+    return merged;
+  }
+  if (absl::Status s = conn_.Execute(kMergeSenders, {app_code, json}).status(); !s.ok()) return s;
+  if (absl::Status s = conn_.Query(kReadSenders, {json, app_code}, collect); !s.ok()) return s;
   return merged;
 }
 

@@ -45,7 +45,10 @@ using MergedSenders = std::map<domain::WallKey, std::map<int64_t, domain::Sender
 
 class ProjectionStore {
  public:
-  explicit ProjectionStore(SqlConnection& conn) : conn_(conn) {}
+  // `returning`: merge and read back senders in one statement (MariaDB's RETURNING); default: as
+  // the server supports it.
+  explicit ProjectionStore(SqlConnection& conn) : ProjectionStore(conn, conn.is_mariadb()) {}
+  ProjectionStore(SqlConnection& conn, bool returning) : conn_(conn), returning_(returning) {}
 
   // The ledger rows of `event_ids` (of `app_code`) that exist. A plain read: under READ COMMITTED
   // it sees what is committed and takes no lock.
@@ -60,12 +63,11 @@ class ProjectionStore {
   absl::StatusOr<int64_t> UpdateLedger(absl::string_view app_code,
                                        absl::Span<const LedgerWrite> rows);
 
-  // Adds the deltas' senders to their sender rows (inserting new ones), in key order.
-  absl::Status MergeSenders(absl::string_view app_code, const domain::WallDeltas& deltas);
-  // The deltas' sender rows as they are now. Read after MergeSenders in the same transaction,
-  // which holds their locks: exactly what the merge made of them.
-  absl::StatusOr<MergedSenders> ReadSenders(absl::string_view app_code,
-                                            const domain::WallDeltas& deltas);
+  // Adds the deltas' senders to their sender rows (inserting new ones), in key order, and returns
+  // the rows as the merge left them: exactly what this transaction made of them, as it holds
+  // their locks. On MariaDB one statement (RETURNING), on MySQL the merge and a read.
+  absl::StatusOr<MergedSenders> MergeSenders(absl::string_view app_code,
+                                             const domain::WallDeltas& deltas);
 
   // Merges each delta into its wall row (inserting new ones), in key order, with what its
   // senders' merge did (`senders`, by the same keys; a key without one had no sender). This is
@@ -75,6 +77,7 @@ class ProjectionStore {
 
  private:
   SqlConnection& conn_;
+  const bool returning_;
 };
 
 }  // namespace giftwall::storage

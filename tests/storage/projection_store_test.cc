@@ -1,0 +1,206 @@
+// The set-based statements of a projection group, against a real MariaDB: each reads or writes
+// exactly the rows it is given, and the merge statements do what domain::MergeWallRow says.
+#include "server/storage/projection_store.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/support/test_database.h"
+
+namespace giftwall::storage {
+namespace {
+
+using domain::FoldEvent;
+using domain::LedgerStatus;
+using domain::WallDeltas;
+using domain::WallKey;
+using domain::WallRow;
+
+LedgerWrite Done(const std::string& id, int64_t user) {
+  LedgerWrite w;
+  w.event_id = id;
+  w.target_user_id = user;
+  return w;
+}
+
+class ProjectionStoreTest : public ::testing::Test {
+ protected:
+  ProjectionStoreTest() : conn_(db_.Connect()) {}
+
+  // The stored rows of one wall row and its senders, as domain rows.
+  WallRow StoredRow(const WallKey& key) {
+    WallRow row;
+    const std::string where = absl::StrCat(" WHERE app_code = 'demo' AND user_id = ", key.user_id,
+                                           " AND gift_id = '", key.gift_id, "'");
+    EXPECT_TRUE(
+        conn_
+            ->Query(absl::StrCat("SELECT gift_count, total_coins, first_received_at_ms, "
+                                 "last_received_at_ms, gift_name, gift_name_at_ms, "
+                                 "gift_name_event_id, gift_icon, gift_icon_at_ms, "
+                                 "gift_icon_event_id, sender_count, top_sender_user_id, "
+                                 "top_sender_count, top_sender_coins, top_sender_first_sent_at_ms, "
+                                 "top_sender_last_sent_at_ms, first_sender_user_id, "
+                                 "first_sender_at_ms, first_sender_event_id FROM user_gift_wall",
+                                 where),
+                    {},
+                    [&](const SqlRow& r) {
+                      row.gift_count = r.Int(0);
+                      row.total_coins = r.Int(1);
+                      row.first_received_at_ms = r.Int(2);
+                      row.last_received_at_ms = r.Int(3);
+                      row.gift_name = r.Str(4);
+                      row.gift_name_at_ms = r.Int(5);
+                      row.gift_name_event_id = r.Str(6);
+                      row.gift_icon = r.Str(7);
+                      row.gift_icon_at_ms = r.Int(8);
+                      row.gift_icon_event_id = r.Str(9);
+                      row.sender_count = r.Int(10);
+                      row.top_sender_user_id = r.Int(11);
+                      row.top_sender = {r.Int(12), r.Int(13), r.Int(14), r.Int(15)};
+                      row.first_sender_user_id = r.Int(16);
+                      row.first_sender_at_ms = r.Int(17);
+                      row.first_sender_event_id = r.Str(18);
+                    })
+            .ok());
+    EXPECT_TRUE(conn_
+                    ->Query(absl::StrCat("SELECT sender_user_id, sent_count, sent_coins, "
+                                         "first_sent_at_ms, last_sent_at_ms FROM "
+                                         "user_gift_wall_sender",
+                                         where),
+                            {},
+                            [&](const SqlRow& r) {
+                              row.senders[r.Int(0)] = {r.Int(1), r.Int(2), r.Int(3), r.Int(4)};
+                            })
+                    .ok());
+    return row;
+  }
+
+  // Merges a group's deltas the way the projector does: senders, then walls.
+  void MergeGroup(ProjectionStore& store, const WallDeltas& deltas) {
+    absl::StatusOr<MergedSenders> merged = store.MergeSenders("demo", deltas);
+    ASSERT_TRUE(merged.ok()) << merged.status();
+    std::map<WallKey, domain::SenderMerge> senders;
+    for (const auto& [key, delta] : deltas) {
+      if (!delta.senders.empty()) {
+        senders[key] = domain::DescribeSenderMerge(delta, merged->at(key));
+      }
+    }
+    ASSERT_TRUE(store.MergeWalls("demo", deltas, senders).ok());
+  }
+
+  testing::TestDatabase db_;
+  std::unique_ptr<SqlConnection> conn_;
+};
+
+TEST_F(ProjectionStoreTest, ReadLedgerReturnsTheRowsThatExistByteForByte) {
+  ProjectionStore store(*conn_);
+  ASSERT_TRUE(store.InsertLedger("demo", {Done("E1", 7), Done("e1", 7)}).ok());
+  absl::StatusOr<LedgerSnapshot> read =
+      store.ReadLedger("demo", {"E1", "E1 ", "e1", std::string("\xff", 1)});
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->rows.size(), 2u);
+  EXPECT_EQ(read->rows.at("E1").status, LedgerStatus::kDone);
+  EXPECT_GT(read->now_ms, 0);
+  absl::StatusOr<LedgerSnapshot> other = store.ReadLedger("other", {"E1"});
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->rows.empty());
+}
+
+TEST_F(ProjectionStoreTest, InsertLedgerFailsOnARowThatExistsAndIfAbsentLeavesIt) {
+  ProjectionStore store(*conn_);
+  ASSERT_TRUE(store.InsertLedger("demo", {Done("E1", 7)}).ok());
+  const absl::Status again = store.InsertLedger("demo", {Done("E2", 7), Done("E1", 7)});
+  EXPECT_EQ(MysqlErrno(again), mysql_errno::kDuplicateKey) << again;
+  LedgerWrite failed = Done("E1", 7);
+  failed.status = LedgerStatus::kFailed;
+  failed.retry_count = 1;
+  failed.retry_after_ms = 60'000;
+  ASSERT_TRUE(store.InsertLedgerIfAbsent("demo", {failed}).ok());
+  EXPECT_EQ(db_.QueryString("SELECT status FROM wallet_projection_events WHERE event_id = 'E1'"),
+            "done");
+}
+
+TEST_F(ProjectionStoreTest, UpdateLedgerWritesOnlyRowsThatAreStillAsTheyWereRead) {
+  ProjectionStore store(*conn_);
+  LedgerWrite failed = Done("F1", 7);
+  failed.status = LedgerStatus::kFailed;
+  failed.retry_count = 2;
+  LedgerWrite other = failed;
+  other.event_id = "F2";
+  ASSERT_TRUE(store.InsertLedger("demo", {failed, other}).ok());
+  LedgerWrite reclaim = Done("F1", 7);
+  reclaim.retry_count = 2;
+  reclaim.expected = domain::LedgerRow{LedgerStatus::kFailed, 2, "", 0, ""};
+  LedgerWrite stale = reclaim;  // read when its retry_count was 1: someone moved it on since
+  stale.event_id = "F2";
+  stale.expected.retry_count = 1;
+  absl::StatusOr<int64_t> updated = store.UpdateLedger("demo", {reclaim, stale});
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(*updated, 1);
+  EXPECT_EQ(db_.QueryString("SELECT status FROM wallet_projection_events WHERE event_id = 'F1'"),
+            "done");
+  EXPECT_EQ(db_.QueryString("SELECT status FROM wallet_projection_events WHERE event_id = 'F2'"),
+            "failed");
+}
+
+// The merge statements are domain::MergeWallRow in SQL: random groups of events, merged into
+// the same rows by both, leave the same rows, with MariaDB's RETURNING and without it.
+TEST_F(ProjectionStoreTest, Rule10_TheMergeStatementsDoWhatTheDomainFoldSays) {
+  for (bool returning : {true, false}) {
+    SCOPED_TRACE(returning ? "RETURNING" : "merge, then read");
+    db_.Exec("DELETE FROM user_gift_wall");
+    db_.Exec("DELETE FROM user_gift_wall_sender");
+    ProjectionStore store(*conn_, returning);
+    std::mt19937 rng(returning ? 1 : 2);
+    WallDeltas expected;
+    for (int group = 0; group < 40; ++group) {
+      std::vector<FoldEvent> events;
+      for (int i = 0, n = 1 + static_cast<int>(rng() % 12); i < n; ++i) {
+        FoldEvent e;
+        e.event_id = absl::StrCat("g", group, "-", rng() % 1000);
+        e.occurred_at_ms = 1000 + rng() % 50;
+        e.gift.target_user_id = 1 + rng() % 2;
+        e.gift.gift_id = absl::StrCat("gift-", rng() % 3);
+        e.gift.gift_count = 1 + rng() % 3;
+        e.gift.coin_amount = rng() % 100;
+        e.gift.sender_user_id = rng() % 4 == 0 ? 0 : 100 + rng() % 5;
+        if (rng() % 3 == 0) e.gift.gift_name = absl::StrCat("name ", e.event_id);
+        if (rng() % 4 == 0) e.gift.gift_icon = absl::StrCat(e.event_id, ".png");
+        events.push_back(e);
+      }
+      absl::StatusOr<WallDeltas> deltas = domain::FoldDeltas(events);
+      ASSERT_TRUE(deltas.ok());
+      MergeGroup(store, *deltas);
+      for (const auto& [key, delta] : *deltas) {
+        ASSERT_TRUE(domain::MergeWallRow(delta, &expected[key]).ok());
+      }
+    }
+    for (const auto& [key, row] : expected) {
+      const std::vector<domain::WallDifference> diffs =
+          domain::DiffUserWalls({{key.gift_id, row}}, {{key.gift_id, StoredRow(key)}});
+      EXPECT_TRUE(diffs.empty()) << key.user_id << "/" << key.gift_id << ": " << diffs.front().field
+                                 << " expected " << diffs.front().expected << ", stored "
+                                 << diffs.front().actual;
+    }
+  }
+}
+
+TEST_F(ProjectionStoreTest, Rule6_AnOverflowingMergeIsAnOutOfRangeError) {
+  ProjectionStore store(*conn_);
+  FoldEvent big;
+  big.event_id = "big";
+  big.occurred_at_ms = 1;
+  big.gift.target_user_id = 7;
+  big.gift.gift_id = "rose";
+  big.gift.gift_count = std::numeric_limits<int64_t>::max();
+  MergeGroup(store, *domain::FoldDeltas({big}));
+  big.event_id = "one";
+  big.gift.gift_count = 1;
+  const WallDeltas one = *domain::FoldDeltas({big});
+  const absl::Status s = store.MergeWalls("demo", one, {});
+  EXPECT_TRUE(IsPermanentDataError(s)) << s;
+}
+
+}  // namespace
+}  // namespace giftwall::storage
