@@ -1,0 +1,547 @@
+#!/usr/bin/env python3
+"""scripts/bench's reporting: turns measurements into one table, a plot and docs/BENCHMARKS.md.
+
+  report.py sysbench --streams=N --db_pid=P -- sysbench ... run
+      runs sysbench and prints its figures as a RESULT line in load_bench's format.
+  report.py payload FILE
+      prints payload_bench's figure from its JSON output.
+  report.py render --results=F --meta=F [--docs=docs/BENCHMARKS.md --png=docs/benchmarks.png]
+      prints the table; with --docs, rewrites the generated part of the docs and the plot.
+
+A RESULT line is `RESULT key=value ...` (see bench/load_bench.cc); scripts/bench may append
+phase=rss or phase=perf to runs that are not part of the main grid.
+"""
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+
+# Mode order in the table and the plot: the references first, then writes, then reads.
+MODES = ["raw", "health", "project", "batch", "hot", "redeliver", "wall", "senders"]
+# What a mode's OK replies should all say; anything else goes to the notes column.
+EXPECTED_OUTCOMES = {
+    "health": {"SERVING"},
+    "project": {"PROJECTION_OUTCOME_PROJECTED"},
+    "batch": {"PROJECTION_OUTCOME_PROJECTED"},
+    "hot": {"PROJECTION_OUTCOME_PROJECTED"},
+    "redeliver": {"PROJECTION_OUTCOME_ALREADY_PROJECTED"},
+    "wall": {"items"},
+    "senders": {"senders"},
+}
+RSS_GOAL_MIB = 150.0
+BEGIN_MARK = "<!-- bench:begin (scripts/bench rewrites everything up to bench:end) -->"
+END_MARK = "<!-- bench:end -->"
+
+
+# --- sysbench ------------------------------------------------------------------------------------
+
+
+def proc_cpu_seconds(pid):
+    """User + system CPU seconds of a process so far; 0 if there is none."""
+    if pid <= 0:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2:].split()  # the name may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu_seconds():
+    """CPU seconds the whole machine has used so far: /proc/stat less idle and iowait."""
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def histogram_percentiles(text):
+    """p50/p90/p99/max from sysbench's --histogram (value | stars count)."""
+    buckets = []
+    for line in text.splitlines():
+        m = re.match(r"^\s*([0-9.]+)\s+\|\**\s+([0-9]+)\s*$", line)
+        if m:
+            buckets.append((float(m.group(1)), int(m.group(2))))
+    total = sum(c for _, c in buckets)
+    result = {}
+    for name, p in (("p50_ms", 0.5), ("p90_ms", 0.9), ("p99_ms", 0.99)):
+        seen = 0
+        result[name] = 0.0
+        for value, count in buckets:
+            seen += count
+            if total and seen >= p * total:
+                result[name] = value
+                break
+    result["max_ms"] = buckets[-1][0] if buckets else 0.0
+    return result
+
+
+def run_sysbench(args):
+    before_client = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before_db = proc_cpu_seconds(args.db_pid)
+    before_machine = machine_cpu_seconds()
+    proc = subprocess.run(args.command, capture_output=True, text=True)
+    after_machine = machine_cpu_seconds()
+    after_db = proc_cpu_seconds(args.db_pid)
+    after_client = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        sys.exit("sysbench failed")
+    out = proc.stdout
+    tx = re.search(r"transactions:\s+(\d+)\s+\(([0-9.]+) per sec", out)
+    seconds = re.search(r"total time:\s+([0-9.]+)s", out)
+    ignored = re.search(r"ignored errors:\s+(\d+)", out)
+    if not tx or not seconds:
+        sys.stderr.write(out)
+        sys.exit("cannot read sysbench's output")
+    secs = float(seconds.group(1))
+    client_cpu = (after_client.ru_utime + after_client.ru_stime) - (
+        before_client.ru_utime + before_client.ru_stime)
+    errors = int(ignored.group(1)) if ignored else 0
+    db_cpu = after_db - before_db
+    other_cpu = max(0.0, (after_machine - before_machine) - client_cpu - db_cpu)
+    fields = {
+        "mode": "raw", "streams": args.streams, "client": "sysbench",
+        "calls": tx.group(1), "events": tx.group(1), "seconds": f"{secs:.2f}",
+        "rate": tx.group(2), "event_rate": tx.group(2),
+    }
+    fields.update({k: f"{v:.3f}" for k, v in histogram_percentiles(out).items()})
+    fields.update({
+        "failed": errors, "failures": f"SQL_ERRORS:{errors}" if errors else "none",
+        "outcomes": "none", "cpu_client": f"{client_cpu / secs:.2f}", "cpu_server": "0.00",
+        "cpu_db": f"{db_cpu / secs:.2f}", "cpu_other": f"{other_cpu / secs:.2f}",
+        "server_rss_mib": "0",
+        "server_hwm_mib": "0",
+    })
+    print("RESULT " + " ".join(f"{k}={v}" for k, v in fields.items()))
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+
+def read_results(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if not line.startswith("RESULT "):
+                continue
+            row = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+            row["streams"] = int(row["streams"])
+            row.setdefault("phase", "main")
+            rows.append(row)
+    return rows
+
+
+def read_meta(path):
+    meta = {}
+    with open(path) as f:
+        for line in f:
+            if "=" in line:
+                key, value = line.rstrip("\n").split("=", 1)
+                meta[key] = value
+    return meta
+
+
+def num(row, key):
+    try:
+        return float(row[key])
+    except (KeyError, ValueError):
+        return None
+
+
+def fmt_rate(v):
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+
+
+def fmt_ms(v):
+    if v is None:
+        return "-"
+    return f"{v:.2f}" if v < 10 else f"{v:.1f}"
+
+
+def fmt_x(a, b, what):
+    if a is None or not b:
+        return f"? {what}"
+    return f"{a / b:.2f}x {what}"
+
+
+def verdict(ok):
+    return "met" if ok else "NOT MET"
+
+
+class Table:
+    """Rows of the one table, from the RESULT lines."""
+
+    COLUMNS = ["mode", "streams", "calls/s", "events/s", "p50 ms", "p99 ms", "failures",
+               "ratio", "CPU cli/srv/db/other", "srv peak MiB", "goal (at {g} streams)", "notes"]
+
+    def __init__(self, rows, goal_streams):
+        self.goal_streams = goal_streams
+        self.by_key = {(r["mode"], r["streams"]): r for r in rows if r["phase"] == "main"}
+        self.rss_rows = [r for r in rows if r["phase"] == "rss"]
+        self.goals = []  # (goal text, met) at goal_streams, for the summary line
+
+    def rate(self, mode, streams, key="event_rate"):
+        row = self.by_key.get((mode, streams))
+        return num(row, key) if row and "error" not in row else None
+
+    def ratio(self, row):
+        mode, s = row["mode"], row["streams"]
+        if row["phase"] != "main":
+            return ""  # no reference was measured at its stream count
+        ev = num(row, "event_rate")
+        if mode == "raw":
+            return "reference"
+        if mode == "health":
+            return "reference of reads"
+        if mode in ("project", "batch"):
+            return fmt_x(ev, self.rate("raw", s), "raw")
+        if mode in ("hot", "redeliver"):
+            return (fmt_x(ev, self.rate("raw", s), "raw") + ", " +
+                    fmt_x(ev, self.rate("project", s), "project"))
+        if mode in ("wall", "senders"):
+            return fmt_x(num(row, "rate"), self.rate("health", s, "rate"), "health")
+        return ""
+
+    def goal(self, row):
+        mode, s = row["mode"], row["streams"]
+        if s != self.goal_streams:
+            return ""
+        ev = num(row, "event_rate")
+        raw, project = self.rate("raw", s), self.rate("project", s)
+        health = self.rate("health", s, "rate")
+
+        def check(text, value, reference, factor):
+            ok = value is not None and bool(reference) and value >= factor * reference
+            self.goals.append((f"{mode}: {text}", ok))
+            return f"{text}: {verdict(ok)}"
+
+        if mode == "project":
+            return check(">= 0.5x raw", ev, raw, 0.5)
+        if mode == "batch":
+            return check(">= 3x raw (events/s)", ev, raw, 3.0)
+        if mode == "hot":
+            return check(">= 0.5x project", ev, project, 0.5)
+        if mode == "redeliver":
+            return check(">= 2x project", ev, project, 2.0)
+        if mode == "wall":
+            rate, p99 = num(row, "rate"), num(row, "p99_ms")
+            ok_rate = rate is not None and bool(health) and rate >= 0.35 * health
+            ok_p99 = p99 is not None and p99 <= 10.0
+            self.goals.append(("wall: >= 0.35x health, p99 <= 10 ms", ok_rate and ok_p99))
+            why = "" if ok_rate == ok_p99 else (" (rate)" if not ok_rate else " (p99)")
+            return f">= 0.35x health, p99 <= 10 ms: {verdict(ok_rate and ok_p99)}{why}"
+        return ""
+
+    @staticmethod
+    def notes(row):
+        if "error" in row:
+            return "load_bench gave no result: see the log"
+        expected = EXPECTED_OUTCOMES.get(row["mode"])
+        if not expected or row.get("outcomes", "none") == "none":
+            return ""
+        odd = [o for o in row["outcomes"].split(",") if o.split(":")[0] not in expected]
+        if not odd:
+            return ""
+        return "replies: " + ",".join(o.replace("PROJECTION_OUTCOME_", "") for o in odd)
+
+    def cells(self, row, goal):
+        cpu = "/".join(f"{num(row, k) or 0:.2f}"
+                       for k in ("cpu_client", "cpu_server", "cpu_db", "cpu_other"))
+        if row["mode"] == "raw":
+            cpu = cpu.replace("/0.00/", "/-/")
+        hwm = num(row, "server_hwm_mib")
+        return [row["mode"] + (" (RSS run)" if row["phase"] == "rss" else ""),
+                str(row["streams"]), fmt_rate(num(row, "rate")),
+                fmt_rate(num(row, "event_rate")), fmt_ms(num(row, "p50_ms")),
+                fmt_ms(num(row, "p99_ms")), row.get("failures", "-"), self.ratio(row), cpu,
+                f"{hwm:.0f}" if hwm else "-", goal, self.notes(row)]
+
+    def body(self, streams):
+        out = []
+        for mode in MODES:
+            for s in streams:
+                row = self.by_key.get((mode, s))
+                if row:
+                    out.append(self.cells(row, self.goal(row)))
+        for row in self.rss_rows:
+            hwm = num(row, "server_hwm_mib") or 0
+            ok = 0 < hwm <= RSS_GOAL_MIB
+            self.goals.append((f"server RSS <= {RSS_GOAL_MIB:.0f} MiB at {row['streams']} streams",
+                               ok))
+            out.append(self.cells(row, f"RSS <= {RSS_GOAL_MIB:.0f} MiB: {verdict(ok)}"))
+        return out
+
+    def header(self):
+        return [c.format(g=self.goal_streams) for c in self.COLUMNS]
+
+
+def text_table(header, body):
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    right = {1, 2, 3, 4, 5, 9}
+
+    def line(r):
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in body])
+
+
+def markdown_table(header, body):
+    def line(r):
+        return "| " + " | ".join(c.replace("|", "\\|") for c in r) + " |"
+
+    align = ["---" if i not in {1, 2, 3, 4, 5, 9} else "---:" for i in range(len(header))]
+    return "\n".join([line(header), "|" + "|".join(align) + "|"] + [line(r) for r in body])
+
+
+# --- the plot ------------------------------------------------------------------------------------
+
+
+def plot(table, streams, png, subtitle):
+    """Throughput against streams, one line per mode, with gnuplot."""
+    styles = {
+        "raw": 'lw 3 dt 2 lc rgb "black"', "health": 'lw 3 dt 2 lc rgb "gray50"',
+        "project": 'lw 2 lc rgb "#1f77b4"', "batch": 'lw 2 lc rgb "#2ca02c"',
+        "hot": 'lw 2 lc rgb "#d62728"', "redeliver": 'lw 2 lc rgb "#9467bd"',
+        "wall": 'lw 2 lc rgb "#ff7f0e"', "senders": 'lw 2 lc rgb "#8c564b"',
+    }
+    titles = {
+        "raw": "raw: sysbench oltp_insert (tx/s)", "health": "health: Health/Check",
+        "project": "project: ProjectMessage", "batch": "batch: ProjectMessages x100 (events/s)",
+        "hot": "hot: one wall", "redeliver": "redeliver: duplicates",
+        "wall": "wall: GetGiftWall", "senders": "senders: ListGiftWallSenders",
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        plots, values = [], []
+        for mode in MODES:
+            points = [(s, table.rate(mode, s)) for s in streams]
+            points = [(s, v) for s, v in points if v]
+            if not points:
+                continue
+            values += [v for _, v in points]
+            data = os.path.join(tmp, mode + ".dat")
+            with open(data, "w") as f:
+                f.writelines(f"{s} {v}\n" for s, v in points)
+            plots.append(f'"{data}" using 1:2 with linespoints {styles[mode]} pt 7 ps 1.2 '
+                         f'title "{titles[mode]}"')
+        if not plots:
+            return
+        script = "\n".join([
+            f'set terminal pngcairo size 1000,700 noenhanced font "sans,11"',
+            f'set output "{png}"',
+            'set title "giftwall throughput against concurrent streams '
+            f'(events/s for writes, calls/s for reads)\\n{subtitle}"',
+            'set xlabel "concurrent streams"',
+            'set ylabel "per second (log scale)"',
+            "set logscale xy",
+            "set xtics (" + ", ".join(f'"{s}" {s}' for s in streams) + ")",
+            f"set xrange [{min(streams) / 1.5}:{max(streams) * 1.5}]",
+            # Room above the lines for the key.
+            f"set yrange [{min(values) / 2}:{max(values) * 8}]",
+            "set format y \"%.0s%c\"",
+            "set grid xtics ytics mytics",
+            "set key top left inside box opaque maxrows 4 samplen 3",
+            "plot " + ", \\\n     ".join(plots),
+        ])
+        subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
+
+# --- docs/BENCHMARKS.md --------------------------------------------------------------------------
+
+DOC_TEMPLATE = """# Benchmarks
+
+How fast the projection and the reads are, each against what the same machine does without
+giftwall: the database's own durable inserts, and gRPC's own health check. The goals below are
+targets to steer by, never test assertions.
+
+## Running them
+
+```sh
+scripts/bench                     # 10s a measurement at 1, 16 and 64 streams: about 6 minutes
+scripts/bench --duration=3s       # a quick look (about 2 minutes)
+scripts/bench --streams=1,4,16,64 --rss_streams=512
+scripts/bench -- --workers=32 --db_pool_size=32   # server flags after --, to compare settings
+GIFTWALL_BENCH_SERVER_ARGS='--workers=32' scripts/bench
+scripts/bench --perf              # also profiles the server: docs/perf-project.txt
+scripts/bench --no_docs           # print the table, leave docs/ alone
+```
+
+It installs what is missing (the build's Debian packages, `sysbench`, `gnuplot-nox`, and
+`linux-perf` with `--perf`), builds Release into `build-bench/` (with frame pointers, so that a
+profile has call stacks; they cost about 1%), runs `payload_bench` (Google Benchmark), starts a
+throwaway MariaDB with durable commits (`innodb_flush_log_at_trx_commit=1`, the default; no
+binary log) and `giftwall-server` on it with its default flags (plus any given), then measures:
+
+| row | what | compared with |
+|---|---|---|
+| raw | `sysbench oltp_insert`: single-row autocommit inserts into one table, at the same concurrency (connections), against the same MariaDB, before the server starts | the database's own limit of durable commits |
+| health | `grpc.health.v1.Health/Check` of service `""` (answered from memory) through the same load client | the gRPC stack's own limit |
+| project | `ProjectMessage`, each a new `WalletGiftDebited` event over 1,000 walls, 20 gifts, 5,000 senders | raw |
+| batch | `ProjectMessages` of 100 new events a call: calls/s are batches/s | raw, in events/s |
+| hot | `ProjectMessage` of new events all to one wall: 5 gifts, 1,000 senders | raw and project |
+| redeliver | `ProjectMessage` of events already projected: each stream first projects its 200 events (in batches, not measured), then cycles through them | raw and project |
+| wall | `GetGiftWall` of a random user of the 1,000 whose walls project and batch filled (up to 20 gifts each), default page size | health |
+| senders | `ListGiftWallSenders` of one of the hot wall's 5 gifts (up to 1,000 senders each, filled by hot), default page size | health |
+
+Each mode runs at each stream count, mode by mode in the order of the table; then `project` once
+more at 256 streams for the server's memory. A stream is a closed loop on a channel (an HTTP/2
+connection) of its own: it sends its next call when the last one answers. A ratio compares rates
+at the same number of streams. CPU is in cores (the machine has 2) used during the measurement
+by the load client, the server, MariaDB and everything else on the machine (`other`: anything
+but 0 means the figures are skewed). "srv peak MiB" is the server's VmHWM (peak RSS) after that
+measurement. "notes" lists replies a mode should not get (e.g. `LEASED`, or empty walls).
+
+Goals, read at 16 streams and marked met or not in the table's last columns: `project` >= 0.5x
+raw; `batch` >= 3x raw in events/s; `hot` >= 0.5x project; `redeliver` >= 2x project; `wall`
+>= 0.35x health with p99 <= 10 ms; the server's peak RSS <= 150 MiB after the 256-stream run.
+
+The load client (`bench/load_bench.cc`) uses gRPC's callback API (`--client=callback`, the
+default): measured both ways here (3 s runs at 16, 64 and 256 streams against one server), the
+sync client (`--client=sync`: a thread per stream, blocking calls) got 25 to 33% fewer health
+checks through (8,100 to 8,300/s against 10,700 to 11,700/s, on about one core of client CPU
+either way) and spent 15 to 45% more client CPU per write or wall read: CPU that the server and
+MariaDB need on 2 cores. The sync client is kept to compare.
+
+{results}
+
+## Where the time goes
+
+To be written from profiles of the server: `scripts/bench --perf` records the server during an
+extra `project` run at 16 streams and writes the top of `perf report` to
+[perf-project.txt](perf-project.txt) (the whole profile stays in `build-bench/perf-project.data`).
+"""
+
+
+def results_block(table_md, meta, table, png_name):
+    met = sum(1 for _, ok in table.goals if ok)
+    lines = [
+        BEGIN_MARK,
+        "## Results",
+        "",
+        f"Measured {meta.get('date', '?')} at commit {meta.get('commit', '?')}, "
+        f"{meta.get('duration', '?')} a measurement, load client `--client="
+        f"{meta.get('client', '?')}`, server flags: "
+        f"{('`' + meta['server_args'] + '`') if meta.get('server_args') else 'defaults'}.",
+        "",
+        f"- machine: {meta.get('nproc', '?')} cores ({meta.get('cpu', '?')}), "
+        f"{meta.get('memory', '?')} memory, Linux {meta.get('kernel', '?')}, database files on "
+        f"{meta.get('fs', '?')}; load average {meta.get('loadavg', '?')} at the start "
+        "(anything else running skews every figure)",
+        f"- database: MariaDB {meta.get('mariadb', '?')}, innodb_flush_log_at_trx_commit="
+        f"{meta.get('flush_log', '?')}, binary log off, 256 MiB buffer pool",
+        f"- goals at {table.goal_streams} streams: {met} of {len(table.goals)} met",
+    ]
+    if meta.get("payload"):
+        lines.append(f"- payload parsing (payload_bench): {meta['payload']}")
+    if meta.get("rss_before_mib"):
+        lines.append(f"- server peak RSS before the {meta.get('rss_streams', '?')}-stream run: "
+                     f"{float(meta['rss_before_mib']):.0f} MiB")
+    if meta.get("rows"):
+        lines.append(f"- left in the database: {meta['rows']}")
+    if meta.get("warning"):
+        lines.append(f"- **warning**: {meta['warning']}")
+    lines += ["", table_md, "", f"![throughput against streams]({png_name})", "", END_MARK]
+    return "\n".join(lines)
+
+
+def write_docs(path, block):
+    if os.path.exists(path):
+        with open(path) as f:
+            doc = f.read()
+        start, end = doc.find(BEGIN_MARK), doc.find(END_MARK)
+        if start >= 0 and end > start:
+            doc = doc[:start] + block + doc[end + len(END_MARK):]
+        else:
+            doc = doc.rstrip("\n") + "\n\n" + block + "\n"
+    else:
+        doc = DOC_TEMPLATE.replace("{results}", block)
+    with open(path, "w") as f:
+        f.write(doc)
+
+
+def interference(rows):
+    """A warning if something besides the client, the server and MariaDB took CPU, or ''."""
+    busy = [r for r in rows if r["phase"] != "perf" and (num(r, "cpu_other") or 0) >= 0.2]
+    if not busy:
+        return ""
+    worst = max(num(r, "cpu_other") for r in busy)
+    return (f"other processes used >= 0.2 cores during {len(busy)} of {len(rows)} measurements "
+            f"(up to {worst:.2f}; column CPU, last figure): those figures are skewed")
+
+
+def render(args):
+    rows = read_results(args.results)
+    meta = read_meta(args.meta)
+    meta["warning"] = "; ".join(w for w in (meta.get("warning"), interference(rows)) if w)
+    streams = [int(s) for s in meta.get("streams", "1,16,64").split(",")]
+    table = Table(rows, args.goal_streams)
+    body = table.body(streams)
+    header = table.header()
+    met = sum(1 for _, ok in table.goals if ok)
+    print(f"giftwall benchmark: {meta.get('nproc', '?')} cores ({meta.get('cpu', '?')}), "
+          f"MariaDB {meta.get('mariadb', '?')} with innodb_flush_log_at_trx_commit="
+          f"{meta.get('flush_log', '?')}, {meta.get('duration', '?')} a measurement, "
+          f"client={meta.get('client', '?')}, "
+          f"server flags: {meta.get('server_args') or 'defaults'}")
+    print(text_table(header, body))
+    print(f"goals at {args.goal_streams} streams: {met} of {len(table.goals)} met"
+          + (f"; payload parsing: {meta['payload']}" if meta.get("payload") else ""))
+    if meta.get("warning"):
+        print(f"warning: {meta['warning']}")
+    if args.docs:
+        plot(table, streams, args.png,
+             f"{meta.get('nproc', '?')} cores, MariaDB {meta.get('mariadb', '?').split('-')[0]} "
+             f"with durable commits, {meta.get('duration', '?')} a point, {meta.get('date', '?')}")
+        block = results_block(markdown_table(header, body), meta, table,
+                              os.path.relpath(args.png, os.path.dirname(args.docs)))
+        write_docs(args.docs, block)
+
+
+def payload(path):
+    """One line from payload_bench's JSON output."""
+    with open(path) as f:
+        b = json.load(f)["benchmarks"][0]
+    print(f"{b['cpu_time']:.0f} {b['time_unit']} a payload "
+          f"({b['bytes_per_second'] / 2**20:.0f} MiB/s)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command_name", required=True)
+    sb = sub.add_parser("sysbench")
+    sb.add_argument("--streams", type=int, required=True)
+    sb.add_argument("--db_pid", type=int, default=0)
+    sb.add_argument("command", nargs=argparse.REMAINDER)
+    rd = sub.add_parser("render")
+    rd.add_argument("--results", required=True)
+    rd.add_argument("--meta", required=True)
+    rd.add_argument("--goal_streams", type=int, default=16)
+    rd.add_argument("--docs")
+    rd.add_argument("--png")
+    pl = sub.add_parser("payload")
+    pl.add_argument("json")
+    args = parser.parse_args()
+    if args.command_name == "sysbench":
+        if args.command and args.command[0] == "--":
+            args.command = args.command[1:]
+        run_sysbench(args)
+    elif args.command_name == "payload":
+        payload(args.json)
+    else:
+        if args.docs and not args.png:
+            parser.error("--docs needs --png")
+        render(args)
+
+
+if __name__ == "__main__":
+    main()
