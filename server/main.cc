@@ -82,9 +82,10 @@ int Serve(const ServerConfig& config) {
   projection::GroupProjector projector(pool, config.retry);
   projection::ProjectionEngine engine(projector, config.engine);
   projection::Recovery recovery(engine, outbox, ledger);
+  reads::WallReader reader(wall, config.reads);
   worker::RebuildRunner rebuilds(audit);
   transport::WorkerPool workers(config.worker_threads, config.queue_capacity);
-  transport::GiftWallService gift_wall(engine, wall, workers);
+  transport::GiftWallService gift_wall(engine, reader, wall, workers);
   // Admin calls (a verify may read a whole app) get threads of their own: they never take a
   // worker from the relay.
   transport::WorkerPool admin_workers(2, 16);
@@ -124,6 +125,7 @@ int Serve(const ServerConfig& config) {
   // Queued calls get until the deadline to run; what is still queued then answers UNAVAILABLE.
   workers.Shutdown(deadline);
   engine.Shutdown(deadline);
+  reader.Shutdown(deadline);
   admin_workers.Shutdown(deadline);
   stopper.join();
   server->Wait();

@@ -40,6 +40,9 @@ ABSL_FLAG(bool, group_commit, true,
           "gather concurrent ProjectMessage/ProjectMessages calls into one transaction; false: "
           "one transaction per call");
 ABSL_FLAG(int, group_max_events, 500, "most events in one group commit");
+ABSL_FLAG(int, read_lanes, 2,
+          "GetGiftWall reads in flight at once (each reads the walls of the calls waiting, in one "
+          "statement)");
 ABSL_FLAG(int, projection_lanes, 4,
           "group commits in flight at once (each holds a database session while it runs)");
 ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
@@ -149,20 +152,24 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
   config.engine.max_group_events = absl::GetFlag(FLAGS_group_max_events);
   config.engine.lanes = absl::GetFlag(FLAGS_projection_lanes);
   config.engine.queue_capacity = config.queue_capacity;
+  config.reads.lanes = absl::GetFlag(FLAGS_read_lanes);
+  config.reads.queue_capacity = config.queue_capacity;
   config.drain_delay = absl::GetFlag(FLAGS_drain_delay);
   config.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   for (absl::Status s : {Positive("max_retries", config.retry.max_retries),
                          Positive("workers", config.worker_threads),
                          Positive("group_max_events", config.engine.max_group_events),
                          Positive("projection_lanes", config.engine.lanes),
+                         Positive("read_lanes", config.reads.lanes),
                          Positive("queue_capacity", config.queue_capacity)}) {
     if (!s.ok()) return s;
   }
   if (config.drain_delay < absl::ZeroDuration()) return Invalid("drain_delay", "must be >= 0");
-  if (config.engine.lanes >= config.pool.max_size) {
-    return Invalid("projection_lanes",
-                   absl::StrCat("must be below --db_pool_size (", config.pool.max_size,
-                                "): each lane holds a session, and reads need some too"));
+  if (config.engine.lanes + config.reads.lanes >= config.pool.max_size) {
+    return Invalid(
+        "projection_lanes",
+        absl::StrCat("with --read_lanes, must stay below --db_pool_size (", config.pool.max_size,
+                     "): each lane holds a session, and other work needs some too"));
   }
 
   worker::CatchUpOptions& catch_up = config.catch_up;
@@ -199,12 +206,13 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
 std::string Describe(const ServerConfig& config) {
   return absl::StrFormat(
       "listen=%s db=%s pool=%d workers=%d queue=%d worker_id=%s max_retries=%d "
-      "group_commit=%s group_max_events=%d projection_lanes=%d "
+      "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
       "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s",
       config.listen, config.pool.endpoint.Describe(), config.pool.max_size, config.worker_threads,
       config.queue_capacity, config.worker_id, config.retry.max_retries,
       config.engine.group_commit ? "on" : "off", config.engine.max_group_events,
-      config.engine.lanes, absl::FormatDuration(config.pool.session.lock_wait_timeout),
+      config.engine.lanes, config.reads.lanes,
+      absl::FormatDuration(config.pool.session.lock_wait_timeout),
       absl::FormatDuration(config.pool.session.statement_timeout),
       absl::FormatDuration(config.catch_up.interval),
       config.catch_up.app_codes.empty() ? "(all)" : absl::StrJoin(config.catch_up.app_codes, ","),

@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "server/domain/backoff.h"
 #include "server/projection/projection_engine.h"
+#include "server/reads/wall_reader.h"
 #include "server/storage/connection_pool.h"
 #include "server/worker/catch_up_worker.h"
 
@@ -21,6 +22,8 @@ struct ServerConfig {
   domain::RetryPolicy retry;
   // Group commit of projections.
   projection::EngineOptions engine;
+  // GetGiftWall's coalesced reads.
+  reads::WallReaderOptions reads;
   int worker_threads = 0;
   int queue_capacity = 0;
   // On SIGTERM: readiness goes NOT_SERVING, then the server keeps serving this long so that

@@ -4,47 +4,37 @@
 #include <utility>
 
 #include "absl/synchronization/blocking_counter.h"
-#include "glog/logging.h"
 
 namespace giftwall::projection {
 namespace {
 
-absl::Status ShuttingDown() {
-  return absl::UnavailableError("the server is shutting down; retry on another replica");
+concurrency::GroupQueueOptions QueueOptions(const EngineOptions& options) {
+  concurrency::GroupQueueOptions queue;
+  queue.name = "projection";
+  queue.lanes = options.lanes;
+  queue.capacity = options.queue_capacity;
+  // Without group commit, a group is one unit: a batch is a transaction of its own as ever.
+  queue.max_group_weight =
+      options.group_commit ? static_cast<size_t>(std::max(options.max_group_events, 1)) : 1;
+  queue.parallel_min_weight = static_cast<size_t>(std::max(options.parallel_min_events, 0));
+  return queue;
 }
 
 }  // namespace
 
 ProjectionEngine::ProjectionEngine(GroupProjector& projector, EngineOptions options)
-    : projector_(projector), options_(options) {
-  CHECK_GT(options_.lanes, 0);
-  CHECK_GT(options_.max_group_events, 0);
-  CHECK_GT(options_.queue_capacity, 0);
-  lanes_.reserve(static_cast<size_t>(options_.lanes));
-  for (int i = 0; i < options_.lanes; ++i) lanes_.emplace_back([this] { Lane(); });
-}
-
-ProjectionEngine::~ProjectionEngine() { Shutdown(); }
+    : projector_(projector),
+      queue_(
+          QueueOptions(options), [](const Submission& s) { return s.unit.events.size(); },
+          [this](std::vector<Submission> group) { RunGroup(std::move(group)); },
+          [](Submission s, absl::Status why) { s.done(std::move(why)); }) {}
 
 void ProjectionEngine::Submit(Submission submission) {
   if (submission.unit.events.empty()) {
     submission.done(std::vector<domain::ProjectionResult>());
     return;
   }
-  absl::Status refused;
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_) {
-      refused = ShuttingDown();
-    } else if (queue_.size() >= static_cast<size_t>(options_.queue_capacity)) {
-      refused = absl::ResourceExhaustedError(
-          "the server is overloaded (its projection queue is full); retry later");
-    } else {
-      queue_.push_back(std::move(submission));
-      return;
-    }
-  }
-  submission.done(refused);
+  queue_.Submit(std::move(submission));
 }
 
 std::vector<UnitResult> ProjectionEngine::ProjectUnits(std::vector<ProjectionUnit> units) {
@@ -62,85 +52,36 @@ std::vector<UnitResult> ProjectionEngine::ProjectUnits(std::vector<ProjectionUni
   return results;
 }
 
-int ProjectionEngine::queued() const {
-  absl::MutexLock lock(&mu_);
-  return static_cast<int>(queue_.size());
-}
-
 EngineStats ProjectionEngine::Stats() const {
   absl::MutexLock lock(&mu_);
   return stats_;
 }
 
-std::vector<Submission> ProjectionEngine::TakeGroup() {
-  std::vector<Submission> group;
-  size_t events = 0;
-  while (!queue_.empty()) {
-    const size_t next = queue_.front().unit.events.size();
-    if (!group.empty() && (!options_.group_commit ||
-                           events + next > static_cast<size_t>(options_.max_group_events))) {
-      break;
+void ProjectionEngine::RunGroup(std::vector<Submission> group) {
+  // Units whose callers gave up are answered without being projected.
+  std::vector<ProjectionUnit> units;
+  std::vector<Submission*> members;
+  int64_t events = 0;
+  for (Submission& s : group) {
+    absl::Status wanted = s.still_wanted ? s.still_wanted() : absl::OkStatus();
+    if (!wanted.ok()) {
+      s.done(wanted);
+      continue;
     }
-    events += next;
-    group.push_back(std::move(queue_.front()));
-    queue_.pop_front();
+    events += static_cast<int64_t>(s.unit.events.size());
+    units.push_back(std::move(s.unit));
+    members.push_back(&s);
   }
-  return group;
-}
-
-void ProjectionEngine::Lane() {
-  for (;;) {
-    std::vector<Submission> taken;
-    {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](ProjectionEngine* e)
-               ABSL_EXCLUSIVE_LOCKS_REQUIRED(e->mu_) { return e->stopping_ || !e->queue_.empty(); },
-          this));
-      if (queue_.empty()) return;  // stopping, and nothing left
-      taken = TakeGroup();
-    }
-    // Units whose callers gave up are answered without being projected.
-    std::vector<ProjectionUnit> units;
-    std::vector<Submission*> members;
-    for (Submission& s : taken) {
-      absl::Status wanted = s.still_wanted ? s.still_wanted() : absl::OkStatus();
-      if (!wanted.ok()) {
-        s.done(wanted);
-        continue;
-      }
-      units.push_back(std::move(s.unit));
-      members.push_back(&s);
-    }
-    if (units.empty()) continue;
-    int64_t events = 0;
-    for (const ProjectionUnit& unit : units) events += static_cast<int64_t>(unit.events.size());
-    {
-      absl::MutexLock lock(&mu_);
-      ++stats_.groups;
-      stats_.units += static_cast<int64_t>(units.size());
-      stats_.events += events;
-      stats_.largest_group_events = std::max(stats_.largest_group_events, events);
-    }
-    std::vector<UnitResult> results = projector_.ProjectGroup(units);
-    for (size_t i = 0; i < members.size(); ++i) members[i]->done(std::move(results[i]));
-  }
-}
-
-void ProjectionEngine::Shutdown(absl::Time drain_deadline) {
-  std::deque<Submission> cancelled;
+  if (units.empty()) return;
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_ && lanes_.empty()) return;
-    stopping_ = true;
-    mu_.AwaitWithDeadline(absl::Condition(
-                              +[](std::deque<Submission>* q) { return q->empty(); }, &queue_),
-                          drain_deadline);
-    cancelled.swap(queue_);
+    ++stats_.groups;
+    stats_.units += static_cast<int64_t>(units.size());
+    stats_.events += events;
+    stats_.largest_group_events = std::max(stats_.largest_group_events, events);
   }
-  for (Submission& s : cancelled) s.done(ShuttingDown());
-  for (std::thread& t : lanes_) t.join();
-  lanes_.clear();
+  std::vector<UnitResult> results = projector_.ProjectGroup(units);
+  for (size_t i = 0; i < members.size(); ++i) members[i]->done(std::move(results[i]));
 }
 
 }  // namespace giftwall::projection

@@ -8,15 +8,14 @@
 #define GIFTWALL_SERVER_PROJECTION_PROJECTION_ENGINE_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/concurrency/group_queue.h"
 #include "server/projection/group_projector.h"
 #include "server/projection/unit.h"
 
@@ -27,8 +26,12 @@ struct EngineOptions {
   bool group_commit = true;
   // A group takes units until it holds this many events (a larger unit goes alone).
   int max_group_events = 500;
-  // Groups in flight at once, each on a database session of its own.
+  // Groups in flight at most, each on a database session of its own. The first lane takes
+  // whatever waits; another starts a group while one is in flight only if at least
+  // parallel_min_events wait: a transaction has a fixed cost, so two small groups at once cost
+  // more than one that holds them both.
   int lanes = 4;
+  int parallel_min_events = 32;
   // Units that may wait for a lane; beyond this, Submit answers RESOURCE_EXHAUSTED at once.
   int queue_capacity = 2000;
 };
@@ -54,37 +57,33 @@ struct EngineStats {
 class ProjectionEngine final : public UnitProjector {
  public:
   ProjectionEngine(GroupProjector& projector, EngineOptions options);
-  // Shuts down if that has not been done.
-  ~ProjectionEngine() override;
   ProjectionEngine(const ProjectionEngine&) = delete;
   ProjectionEngine& operator=(const ProjectionEngine&) = delete;
 
   // Queues a unit. If the queue is full (RESOURCE_EXHAUSTED) or the engine is shutting down
   // (UNAVAILABLE), `done` is called at once, on the caller's thread; otherwise on a lane's.
-  void Submit(Submission submission) ABSL_LOCKS_EXCLUDED(mu_);
+  void Submit(Submission submission);
 
   // Submits every unit and waits for all of them. Must not be called from a lane.
   std::vector<UnitResult> ProjectUnits(std::vector<ProjectionUnit> units) override;
 
   // Refuses new units, lets the lanes take queued ones until `drain_deadline`, answers what is
   // still queued then with UNAVAILABLE, and waits for the groups in flight.
-  void Shutdown(absl::Time drain_deadline = absl::InfinitePast()) ABSL_LOCKS_EXCLUDED(mu_);
+  void Shutdown(absl::Time drain_deadline = absl::InfinitePast()) {
+    queue_.Shutdown(drain_deadline);
+  }
 
-  int queued() const ABSL_LOCKS_EXCLUDED(mu_);
+  int queued() const { return queue_.queued(); }
   EngineStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Lane() ABSL_LOCKS_EXCLUDED(mu_);
-  // The next group: at least one unit, more while group commit is on and they fit.
-  std::vector<Submission> TakeGroup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RunGroup(std::vector<Submission> group) ABSL_LOCKS_EXCLUDED(mu_);
 
   GroupProjector& projector_;
-  const EngineOptions options_;
   mutable absl::Mutex mu_;
-  std::deque<Submission> queue_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   EngineStats stats_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::thread> lanes_;
+  // Last: its lanes stop before the members they use go.
+  concurrency::GroupQueue<Submission> queue_;
 };
 
 }  // namespace giftwall::projection

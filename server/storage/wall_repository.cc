@@ -1,31 +1,35 @@
 #include "server/storage/wall_repository.h"
 
+#include "server/storage/json_rows.h"
 #include "server/storage/paging.h"
 
 namespace giftwall::storage {
 namespace {
 
-// The whole wall: a primary-key range, one snapshot for the page and the summary.
-constexpr absl::string_view kWall = R"sql(
-SELECT gift_id, gift_count, total_coins, first_received_at_ms, last_received_at_ms, gift_name,
-       gift_icon, sender_count, top_sender_user_id, top_sender_count, top_sender_coins,
-       top_sender_first_sent_at_ms, top_sender_last_sent_at_ms, first_sender_user_id
-FROM user_gift_wall WHERE app_code = ? AND user_id = ?)sql";
+// Whole walls: a primary-key range per user ([[user_id], ...] as JSON), in one snapshot.
+constexpr absl::string_view kWalls = R"sql(
+SELECT w.user_id, w.gift_id, w.gift_count, w.total_coins, w.first_received_at_ms,
+       w.last_received_at_ms, w.gift_name, w.gift_icon, w.sender_count, w.top_sender_user_id,
+       w.top_sender_count, w.top_sender_coins, w.top_sender_first_sent_at_ms,
+       w.top_sender_last_sent_at_ms, w.first_sender_user_id
+FROM JSON_TABLE(?, '$[*]' COLUMNS (j_user BIGINT PATH '$[0]')) AS jt
+STRAIGHT_JOIN user_gift_wall w ON w.app_code = ? AND w.user_id = jt.j_user)sql";
 
+// A row of kWalls, from its second column on.
 domain::WallItem ReadWallItem(const SqlRow& row) {
   domain::WallItem item;
-  item.gift_id = row.Str(0);
-  item.gift_count = row.Int(1);
-  item.total_coins = row.Int(2);
-  item.first_received_at_ms = row.Int(3);
-  item.last_received_at_ms = row.Int(4);
-  item.gift_name = row.Str(5);
-  item.gift_icon = row.Str(6);
-  item.sender_count = row.Int(7);
-  if (const int64_t top = row.Int(8); top != 0) {
-    item.top_sender = domain::SenderStats{top, row.Int(9), row.Int(10), row.Int(11), row.Int(12)};
+  item.gift_id = row.Str(1);
+  item.gift_count = row.Int(2);
+  item.total_coins = row.Int(3);
+  item.first_received_at_ms = row.Int(4);
+  item.last_received_at_ms = row.Int(5);
+  item.gift_name = row.Str(6);
+  item.gift_icon = row.Str(7);
+  item.sender_count = row.Int(8);
+  if (const int64_t top = row.Int(9); top != 0) {
+    item.top_sender = domain::SenderStats{top, row.Int(10), row.Int(11), row.Int(12), row.Int(13)};
   }
-  item.first_sender_user_id = row.Int(13);
+  item.first_sender_user_id = row.Int(14);
   return item;
 }
 
@@ -50,17 +54,21 @@ LIMIT ?)sql";
 
 absl::string_view SendersQuery(bool after) { return after ? kSendersNextPage : kSendersFirstPage; }
 
-absl::string_view WallQuery() { return kWall; }
+absl::string_view WallQuery() { return kWalls; }
 
-absl::StatusOr<std::vector<domain::WallItem>> WallRepository::ReadWall(absl::string_view app_code,
-                                                                       int64_t user_id) {
+absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> WallRepository::ReadWalls(
+    absl::string_view app_code, absl::Span<const int64_t> user_ids) {
+  std::map<int64_t, std::vector<domain::WallItem>> walls;
+  if (user_ids.empty()) return walls;
+  JsonRows users;
+  for (int64_t user : user_ids) users.Row().Int(user);
   absl::StatusOr<PooledConnection> conn = pool_.Acquire();
   if (!conn.ok()) return conn.status();
-  std::vector<domain::WallItem> wall;
-  absl::Status s = (*conn)->Query(kWall, {app_code, user_id},
-                                  [&](const SqlRow& row) { wall.push_back(ReadWallItem(row)); });
+  absl::Status s = (*conn)->Query(kWalls, {users.Finish(), app_code}, [&](const SqlRow& row) {
+    walls[row.Int(0)].push_back(ReadWallItem(row));
+  });
   if (!s.ok()) return s;
-  return wall;
+  return walls;
 }
 
 absl::StatusOr<SenderPage> WallRepository::ListSenders(absl::string_view app_code, int64_t user_id,

@@ -1,15 +1,17 @@
-// Reads of the gift wall: a user's whole wall (the page and the summary are cut from it, see
+// Reads of the gift wall: users' whole walls (a page and its summary are cut from one, see
 // domain/wall_page.h), and the senders of one gift in the top-sender order.
 #ifndef GIFTWALL_SERVER_STORAGE_WALL_REPOSITORY_H_
 #define GIFTWALL_SERVER_STORAGE_WALL_REPOSITORY_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "server/domain/wall_page.h"
 #include "server/storage/connection_pool.h"
 
@@ -31,16 +33,17 @@ struct SenderPage {
 // plan can be checked (EXPLAIN) against a real server.
 absl::string_view SendersQuery(bool after_cursor);
 
-// The SQL of ReadWall, for the same reason.
+// The SQL of ReadWalls, for the same reason.
 absl::string_view WallQuery();
 
 class WallRepository {
  public:
   explicit WallRepository(ConnectionPool& pool) : pool_(pool) {}
 
-  // Every gift of one wall, in one statement (one snapshot), by primary key. Unordered.
-  absl::StatusOr<std::vector<domain::WallItem>> ReadWall(absl::string_view app_code,
-                                                         int64_t user_id);
+  // Every gift of each of the walls of `user_ids` (of one app), in one statement: one snapshot,
+  // a primary-key range per wall. Unordered within a wall; a user without gifts has none.
+  absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> ReadWalls(
+      absl::string_view app_code, absl::Span<const int64_t> user_ids);
 
   // Up to `limit` senders of one gift on one wall: sent_count descending, then last_sent_at_ms
   // ascending (who reached the count first), then sender_user_id ascending. The first sender

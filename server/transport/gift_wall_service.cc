@@ -209,30 +209,37 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
     after = domain::WallCursor{token->sort_value, std::move(token->gift_id)};
   }
-  return Offload(
-      context, workers_,
-      [this, app_code = std::move(app_code), user_id = request->user_id(), sort = *sort,
-       after = std::move(after), page_size, response] {
-        // The page and the summary are cut from one read of the whole wall.
-        absl::StatusOr<std::vector<domain::WallItem>> wall = wall_.ReadWall(app_code, user_id);
-        if (!wall.ok()) return ToGrpcStatus(wall.status());
-        const domain::WallSummary summary = domain::SummarizeWall(*wall);
-        const domain::WallPage page = domain::PageWall(*std::move(wall), sort, after, page_size);
-        for (const domain::WallItem& item : page.items) {
-          Fill(item, response->add_items());
-        }
-        if (page.has_more) {
-          const domain::WallItem& last = page.items.back();
-          response->set_next_page_token(domain::EncodeGiftWallPageToken(
-              {sort, app_code, user_id, domain::SortValue(last, sort), last.gift_id}));
-        }
-        v1::GiftWallSummary* out = response->mutable_summary();
-        out->set_distinct_gifts(summary.distinct_gifts);
-        out->set_total_gift_count(summary.total_gift_count);
-        out->set_total_coins(summary.total_coins);
-        out->set_last_received_at_ms(summary.last_received_at_ms);
-        return grpc::Status::OK;
-      });
+  // The page and the summary are cut from one read of the whole wall, which the reader may read
+  // with other callers' walls in one statement.
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const int64_t user_id = request->user_id();
+  reads::WallRead read;
+  read.app_code = app_code;
+  read.user_id = user_id;
+  read.still_wanted = [context] { return StillWanted(context); };
+  read.done = [reactor, response, app_code, user_id, sort = *sort, after = std::move(after),
+               page_size](absl::StatusOr<std::vector<domain::WallItem>> wall) {
+    if (!wall.ok()) {
+      reactor->Finish(ToGrpcStatus(wall.status()));
+      return;
+    }
+    const domain::WallSummary summary = domain::SummarizeWall(*wall);
+    const domain::WallPage page = domain::PageWall(*std::move(wall), sort, after, page_size);
+    for (const domain::WallItem& item : page.items) Fill(item, response->add_items());
+    if (page.has_more) {
+      const domain::WallItem& last = page.items.back();
+      response->set_next_page_token(domain::EncodeGiftWallPageToken(
+          {sort, app_code, user_id, domain::SortValue(last, sort), last.gift_id}));
+    }
+    v1::GiftWallSummary* out = response->mutable_summary();
+    out->set_distinct_gifts(summary.distinct_gifts);
+    out->set_total_gift_count(summary.total_gift_count);
+    out->set_total_coins(summary.total_coins);
+    out->set_last_received_at_ms(summary.last_received_at_ms);
+    reactor->Finish(grpc::Status::OK);
+  };
+  reader_.Read(std::move(read));
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(

@@ -1,10 +1,12 @@
 // giftwall.v1.GiftWallService: request validation and the mapping between the API's messages
-// and the domain. Projections go to the projection engine, reads to the worker pool.
+// and the domain. Projections go to the projection engine, wall reads to the wall reader, the
+// other reads to the worker pool.
 #ifndef GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 #define GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "server/projection/projection_engine.h"
+#include "server/reads/wall_reader.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/worker_pool.h"
 
@@ -16,9 +18,9 @@ inline constexpr int kMaxBatchMessages = 500;
 
 class GiftWallService final : public giftwall::v1::GiftWallService::CallbackService {
  public:
-  GiftWallService(projection::ProjectionEngine& projection, storage::WallRepository& wall,
-                  WorkerPool& workers)
-      : projection_(projection), wall_(wall), workers_(workers) {}
+  GiftWallService(projection::ProjectionEngine& projection, reads::WallReader& reader,
+                  storage::WallRepository& wall, WorkerPool& workers)
+      : projection_(projection), reader_(reader), wall_(wall), workers_(workers) {}
 
   grpc::ServerUnaryReactor* ProjectMessage(grpc::CallbackServerContext* context,
                                            const v1::ProjectMessageRequest* request,
@@ -35,6 +37,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
 
  private:
   projection::ProjectionEngine& projection_;
+  reads::WallReader& reader_;
   storage::WallRepository& wall_;
   WorkerPool& workers_;
 };

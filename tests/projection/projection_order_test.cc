@@ -161,9 +161,10 @@ std::map<int64_t, WallView> ReadWalls(WallRepository& repo) {
   std::map<int64_t, WallView> views;
   for (int64_t user = 1; user <= 4; ++user) {
     WallView& view = views[user];
-    absl::StatusOr<std::vector<WallItem>> wall = repo.ReadWall("demo", user);
-    EXPECT_TRUE(wall.ok()) << wall.status();
-    if (!wall.ok()) return views;
+    absl::StatusOr<std::map<int64_t, std::vector<WallItem>>> walls = repo.ReadWalls("demo", {user});
+    EXPECT_TRUE(walls.ok()) << walls.status();
+    if (!walls.ok()) return views;
+    const std::vector<WallItem>* wall = &(*walls)[user];
     std::optional<WallCursor> after;
     std::vector<WallItem> items;
     for (;;) {

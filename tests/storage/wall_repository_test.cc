@@ -37,17 +37,22 @@ class WallRepositoryTest : public ::testing::Test {
   WallRepository repo_;
 };
 
-TEST_F(WallRepositoryTest, ReadWallReadsEveryGiftOfOneWallAndNoOther) {
+TEST_F(WallRepositoryTest, ReadWallsReadsEveryGiftOfTheWallsAskedForAndNoOther) {
   for (int i = 0; i < 120; ++i) AddGift(7, absl::StrFormat("g%03d", i), 1 + i % 4, 1, 2, i);
   AddGift(8, "other-wall", 100, 1, 1, 1);
+  AddGift(9, "third-wall", 3, 1, 1, 1);
   db_.Exec(
       "UPDATE user_gift_wall SET gift_name = 'Rose', sender_count = 2, top_sender_user_id = 42, "
       "top_sender_count = 3, first_sender_user_id = 41 WHERE gift_id = 'g005'");
-  absl::StatusOr<std::vector<domain::WallItem>> wall = repo_.ReadWall("demo", 7);
-  ASSERT_TRUE(wall.ok()) << wall.status();
-  ASSERT_EQ(wall->size(), 120u);
+  absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> walls =
+      repo_.ReadWalls("demo", {7, 9, 10});
+  ASSERT_TRUE(walls.ok()) << walls.status();
+  ASSERT_EQ(walls->size(), 2u) << "user 10 has no wall; user 8 was not asked for";
+  ASSERT_EQ(walls->at(7).size(), 120u);
+  ASSERT_EQ(walls->at(9).size(), 1u);
+  EXPECT_EQ(walls->at(9).front().gift_id, "third-wall");
   std::set<std::string> ids;
-  for (const domain::WallItem& item : *wall) {
+  for (const domain::WallItem& item : walls->at(7)) {
     ids.insert(item.gift_id);
     if (item.gift_id != "g005") {
       EXPECT_FALSE(item.top_sender.has_value());
@@ -60,10 +65,9 @@ TEST_F(WallRepositoryTest, ReadWallReadsEveryGiftOfOneWallAndNoOther) {
     EXPECT_EQ(item.first_sender_user_id, 41);
   }
   EXPECT_EQ(ids.size(), 120u);
-  EXPECT_EQ(ids.count("other-wall"), 0u);
-  wall = repo_.ReadWall("demo", 9);
-  ASSERT_TRUE(wall.ok());
-  EXPECT_TRUE(wall->empty());
+  walls = repo_.ReadWalls("other-app", {7});
+  ASSERT_TRUE(walls.ok());
+  EXPECT_TRUE(walls->empty());
 }
 
 TEST_F(WallRepositoryTest, SendersPageInTheTopSenderOrder) {
@@ -106,7 +110,7 @@ TEST_F(WallRepositoryTest, EveryReadIsServedByAnIndexAndTheWallHasOnlyItsPrimary
     EXPECT_THAT(extra, ::testing::Not(::testing::HasSubstr("filesort"))) << sql;
     return key;
   };
-  EXPECT_EQ(explain(std::string(WallQuery()), {"demo", 1}), "PRIMARY");
+  EXPECT_EQ(explain(std::string(WallQuery()), {"[[1],[2]]", "demo"}), "PRIMARY");
   EXPECT_EQ(explain(std::string(SendersQuery(false)), {"demo", 1, "g1", 11}),
             "idx_user_gift_wall_sender_rank");
   EXPECT_EQ(explain(std::string(SendersQuery(true)), {"demo", 1, "g1", 3, 3, 5, 5, 10, 11}),

@@ -1,0 +1,75 @@
+// GetGiftWall's reads, coalesced as the projection's writes are: concurrent readers' walls are
+// read together, one statement for many walls (each a primary-key range, all in one snapshot), so
+// that a busy read path costs the database a statement per group rather than per call.
+#ifndef GIFTWALL_SERVER_READS_WALL_READER_H_
+#define GIFTWALL_SERVER_READS_WALL_READER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/concurrency/group_queue.h"
+#include "server/domain/wall_page.h"
+#include "server/storage/wall_repository.h"
+
+namespace giftwall::reads {
+
+struct WallReaderOptions {
+  // Reads in flight at once, each on a database session of its own.
+  int lanes = 2;
+  // Walls one statement reads at most.
+  int max_group_walls = 64;
+  // Reads that may wait for a lane; beyond this, RESOURCE_EXHAUSTED at once.
+  int queue_capacity = 2000;
+};
+
+// One reader's request.
+struct WallRead {
+  std::string app_code;  // normalized
+  int64_t user_id = 0;
+  // Called exactly once: with the user's whole wall (unordered), or why it was not read.
+  std::function<void(absl::StatusOr<std::vector<domain::WallItem>>)> done;
+  // Asked when a lane takes the read: a non-OK status (the caller gave up) answers it unread.
+  std::function<absl::Status()> still_wanted;
+};
+
+struct WallReaderStats {
+  int64_t groups = 0;  // statements
+  int64_t reads = 0;
+};
+
+class WallReader {
+ public:
+  WallReader(storage::WallRepository& walls, WallReaderOptions options);
+  WallReader(const WallReader&) = delete;
+  WallReader& operator=(const WallReader&) = delete;
+
+  // Queues a read. A full queue (RESOURCE_EXHAUSTED) or shutdown (UNAVAILABLE) answers at once,
+  // on the caller's thread; otherwise `done` runs on a lane's.
+  void Read(WallRead read) { queue_.Submit(std::move(read)); }
+
+  // As GroupQueue::Shutdown.
+  void Shutdown(absl::Time drain_deadline = absl::InfinitePast()) {
+    queue_.Shutdown(drain_deadline);
+  }
+
+  WallReaderStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  void RunGroup(std::vector<WallRead> group) ABSL_LOCKS_EXCLUDED(mu_);
+
+  storage::WallRepository& walls_;
+  mutable absl::Mutex mu_;
+  WallReaderStats stats_ ABSL_GUARDED_BY(mu_);
+  // Last: its lanes stop before the members they use go.
+  concurrency::GroupQueue<WallRead> queue_;
+};
+
+}  // namespace giftwall::reads
+
+#endif  // GIFTWALL_SERVER_READS_WALL_READER_H_

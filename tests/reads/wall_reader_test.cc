@@ -1,0 +1,93 @@
+// GetGiftWall's coalesced reads, against a real MariaDB: reads that wait for a lane are read
+// together, in one statement, and each caller gets its own user's wall.
+#include "server/reads/wall_reader.h"
+
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "gtest/gtest.h"
+#include "tests/support/test_database.h"
+
+namespace giftwall::reads {
+namespace {
+
+class WallReaderTest : public ::testing::Test {
+ protected:
+  WallReaderTest() : pool_(db_.PoolOptions()), walls_(pool_) {}
+
+  void AddGift(int64_t user, const std::string& gift, int64_t count) {
+    db_.Exec(absl::StrFormat(
+        "INSERT INTO user_gift_wall (app_code, user_id, gift_id, gift_count, "
+        "first_received_at_ms, last_received_at_ms, created_at_ms, updated_at_ms) VALUES "
+        "('demo', %d, '%s', %d, 1, 1, 1, 1)",
+        user, gift, count));
+  }
+
+  testing::TestDatabase db_;
+  storage::ConnectionPool pool_;
+  storage::WallRepository walls_;
+};
+
+TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWall) {
+  for (int64_t user = 1; user <= 30; ++user) {
+    for (int g = 0; g < user % 4 + 1; ++g) AddGift(user, absl::StrFormat("g%d", g), user);
+  }
+  WallReaderOptions options;
+  options.lanes = 1;
+  WallReader reader(walls_, options);
+  // Another session holds the table, so the lane's first read waits and the rest gather.
+  std::unique_ptr<storage::SqlConnection> blocker = db_.Connect();
+  ASSERT_TRUE(blocker->ExecuteDirect("LOCK TABLES user_gift_wall WRITE").ok());
+  absl::BlockingCounter pending(41);
+  std::vector<absl::StatusOr<std::vector<domain::WallItem>>> walls(
+      41, absl::UnknownError("unanswered"));
+  auto read = [&](size_t slot, const std::string& app, int64_t user) {
+    reader.Read(WallRead{app, user,
+                         [&, slot](absl::StatusOr<std::vector<domain::WallItem>> wall) {
+                           walls[slot] = std::move(wall);
+                           pending.DecrementCount();
+                         },
+                         nullptr});
+  };
+  read(0, "demo", 1);
+  absl::SleepFor(absl::Milliseconds(100));
+  for (size_t i = 1; i <= 30; ++i) read(i, "demo", static_cast<int64_t>(i));
+  for (size_t i = 31; i < 40; ++i) read(i, "demo", 7);  // the same wall, asked for again
+  read(40, "other", 7);
+  ASSERT_TRUE(blocker->ExecuteDirect("UNLOCK TABLES").ok());
+  pending.Wait();
+
+  for (size_t i = 0; i <= 30; ++i) {
+    ASSERT_TRUE(walls[i].ok()) << walls[i].status();
+    const int64_t user = i == 0 ? 1 : static_cast<int64_t>(i);
+    EXPECT_EQ(walls[i]->size(), static_cast<size_t>(user % 4 + 1)) << "user " << user;
+    for (const domain::WallItem& item : *walls[i]) EXPECT_EQ(item.gift_count, user);
+  }
+  for (size_t i = 31; i < 40; ++i) {
+    ASSERT_TRUE(walls[i].ok());
+    EXPECT_EQ(walls[i]->size(), 4u);
+  }
+  ASSERT_TRUE(walls[40].ok());
+  EXPECT_TRUE(walls[40]->empty()) << "another app's user 7 has no wall";
+  const WallReaderStats stats = reader.Stats();
+  EXPECT_EQ(stats.reads, 41);
+  // The first read alone, then the forty that gathered: one statement per app.
+  EXPECT_EQ(stats.groups, 3);
+}
+
+TEST_F(WallReaderTest, AReadItsCallerNoLongerWantsIsAnsweredUnread) {
+  WallReader reader(walls_, WallReaderOptions());
+  absl::BlockingCounter pending(1);
+  absl::Status answer;
+  reader.Read(WallRead{"demo", 1,
+                       [&](absl::StatusOr<std::vector<domain::WallItem>> wall) {
+                         answer = wall.status();
+                         pending.DecrementCount();
+                       },
+                       [] { return absl::DeadlineExceededError("too late"); }});
+  pending.Wait();
+  EXPECT_EQ(answer.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(reader.Stats().groups, 0);
+}
+
+}  // namespace
+}  // namespace giftwall::reads
