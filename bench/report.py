@@ -421,7 +421,7 @@ extra `project` run at 16 streams and writes the top of `perf report` to
 """
 
 
-def results_block(table_md, meta, table, png_name):
+def results_block(table_md, meta, table, png_name, statements_md=""):
     met = sum(1 for _, ok in table.goals if ok)
     lines = [
         BEGIN_MARK,
@@ -437,7 +437,8 @@ def results_block(table_md, meta, table, png_name):
         f"{meta.get('fs', '?')}; load average {meta.get('loadavg', '?')} at the start "
         "(anything else running skews every figure)",
         f"- database: MariaDB {meta.get('mariadb', '?')}, innodb_flush_log_at_trx_commit="
-        f"{meta.get('flush_log', '?')}, binary log off, 256 MiB buffer pool",
+        f"{meta.get('flush_log', '?')}, binary log off, "
+        f"{meta.get('buffer_pool_mib', '?')} MiB buffer pool",
         f"- goals at {table.goal_streams} streams: {met} of {len(table.goals)} met",
     ]
     if meta.get("payload"):
@@ -449,7 +450,19 @@ def results_block(table_md, meta, table, png_name):
         lines.append(f"- left in the database: {meta['rows']}")
     if meta.get("warning"):
         lines.append(f"- **warning**: {meta['warning']}")
-    lines += ["", table_md, "", f"![throughput against streams]({png_name})", "", END_MARK]
+    lines += ["", table_md, "", f"![throughput against streams]({png_name})", ""]
+    if statements_md:
+        lines += [
+            "### What a group costs the database",
+            "",
+            "`bench/group_bench`: MariaDB's CPU (microseconds, from /proc) around each statement "
+            "of a group of new events, as the projector runs them, by group size; then the same "
+            "with the wall's four sort indexes (dropped by migration 0004) re-created.",
+            "",
+            statements_md.strip(),
+            "",
+        ]
+    lines.append(END_MARK)
     return "\n".join(lines)
 
 
@@ -501,8 +514,12 @@ def render(args):
         plot(table, streams, args.png,
              f"{meta.get('nproc', '?')} cores, MariaDB {meta.get('mariadb', '?').split('-')[0]} "
              f"with durable commits, {meta.get('duration', '?')} a point, {meta.get('date', '?')}")
+        statements = ""
+        if args.statements and os.path.exists(args.statements):
+            with open(args.statements) as f:
+                statements = f.read()
         block = results_block(markdown_table(header, body), meta, table,
-                              os.path.relpath(args.png, os.path.dirname(args.docs)))
+                              os.path.relpath(args.png, os.path.dirname(args.docs)), statements)
         write_docs(args.docs, block)
 
 
@@ -528,6 +545,7 @@ def main():
     rd.add_argument("--goal_streams", type=int, default=16)
     rd.add_argument("--docs")
     rd.add_argument("--png")
+    rd.add_argument("--statements", help="group_bench's markdown table, to include")
     pl = sub.add_parser("payload")
     pl.add_argument("json")
     args = parser.parse_args()

@@ -130,7 +130,12 @@ int Serve(const ServerConfig& config) {
   stopper.join();
   server->Wait();
   catch_up.Stop();
-  LOG(INFO) << "stopped";
+  const projection::EngineStats writes = engine.Stats();
+  const reads::WallReaderStats reads = reader.Stats();
+  LOG(INFO) << "stopped; projected " << writes.events << " event(s) of " << writes.units
+            << " call(s) in " << writes.groups << " group commit(s) (largest "
+            << writes.largest_group_events << " events); read " << reads.reads << " wall(s) in "
+            << reads.groups << " statement(s)";
   return 0;
 }
 
