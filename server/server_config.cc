@@ -133,6 +133,11 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
   // a cut connection) reports a slow statement.
   config.pool.session.read_timeout = config.pool.session.statement_timeout + absl::Seconds(5);
   config.pool.session.write_timeout = config.pool.session.read_timeout;
+  if (config.pool.session.lock_wait_timeout >= config.pool.session.statement_timeout) {
+    // A lock wait must end as a lock wait (contention, retried), not as a statement timeout
+    // (a failure, counted against the event).
+    return Invalid("lock_wait_timeout", "must be shorter than --db_statement_timeout");
+  }
   for (absl::Status s :
        {Positive("db_pool_size", config.pool.max_size),
         PositiveDuration("db_acquire_timeout", config.pool.acquire_timeout),

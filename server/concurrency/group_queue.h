@@ -84,6 +84,7 @@ class GroupQueue {
   // Refuses new items, lets the lanes take queued ones until `drain_deadline`, refuses what is
   // still queued then (UNAVAILABLE), and waits for the groups in flight.
   void Shutdown(absl::Time drain_deadline = absl::InfinitePast()) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock once(&shutdown_mu_);  // a second caller waits, then finds nothing to do
     std::deque<Item> left;
     {
       absl::MutexLock lock(&mu_);
@@ -144,12 +145,13 @@ class GroupQueue {
   const Weight weight_;
   const Run run_;
   const Refuse refuse_;
+  absl::Mutex shutdown_mu_;
   mutable absl::Mutex mu_;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   size_t queued_weight_ ABSL_GUARDED_BY(mu_) = 0;
   int running_ ABSL_GUARDED_BY(mu_) = 0;  // lanes running a group
-  std::vector<std::thread> lanes_;
+  std::vector<std::thread> lanes_ ABSL_GUARDED_BY(shutdown_mu_);
 };
 
 }  // namespace giftwall::concurrency

@@ -126,21 +126,30 @@ class GroupRun {
 };
 
 std::vector<UnitResult> GroupRun::Run() {
-  // Every event of every unit points at its owner: the first copy of its id in the group.
+  // Every event of every unit points at its owner: the first copy of its id in the group, whose
+  // event is projected and whose slot gets the outcome; the other copies answer what it did. An
+  // operator's requeue is not to be answered DEAD because a relay copy of the event came first:
+  // its copy becomes the owner's event and slot.
   absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>, size_t> by_key;
   std::vector<std::vector<size_t>> slot_owner(units_.size());
-  std::vector<std::vector<bool>> slot_is_copy(units_.size());
+  std::vector<std::pair<size_t, size_t>> owner_slot;  // (unit, index) of each owner's slot
   for (size_t u = 0; u < units_.size(); ++u) {
-    for (const GiftEvent& event : units_[u].events) {
+    for (size_t i = 0; i < units_[u].events.size(); ++i) {
+      const GiftEvent& event = units_[u].events[i];
       auto [it, fresh] = by_key.try_emplace(
           std::make_pair(absl::string_view(event.app_code), absl::string_view(event.event_id)),
           owners_.size());
       if (fresh) {
         owners_.push_back(
             Owner{&event, units_[u].by, domain::ParseGiftPayload(event.payload_json), "", {}});
+        owner_slot.emplace_back(u, i);
+      } else if (units_[u].by == ProjectedBy::kRequeue &&
+                 owners_[it->second].by != ProjectedBy::kRequeue) {
+        owners_[it->second] =
+            Owner{&event, units_[u].by, domain::ParseGiftPayload(event.payload_json), "", {}};
+        owner_slot[it->second] = {u, i};
       }
       slot_owner[u].push_back(it->second);
-      slot_is_copy[u].push_back(!fresh);
     }
   }
   // Sorted by app code, wall row, event: each attempt takes its row locks in one order.
@@ -168,7 +177,8 @@ std::vector<UnitResult> GroupRun::Run() {
       const absl::StatusOr<ProjectionResult>& outcome = *answer;
       if (!outcome.ok()) {
         failed = outcome.status();
-      } else if (slot_is_copy[u][i] && outcome->outcome == ProjectionOutcome::kProjected) {
+      } else if (owner_slot[slot_owner[u][i]] != std::make_pair(u, i) &&
+                 outcome->outcome == ProjectionOutcome::kProjected) {
         answers.push_back(Result(ProjectionOutcome::kAlreadyProjected));
       } else {
         answers.push_back(*outcome);
@@ -251,7 +261,10 @@ void GroupRun::Resolve(std::vector<size_t> owners) {
           owners.erase(std::find(owners.begin(), owners.end(), held));
           continue;
         }
-        return Split(owners);
+        // Which event is held is not known: each is claimed on its own, so that only the held
+        // ones wait out the lock-wait bound again (halving would wait once per level).
+        for (size_t owner : owners) Resolve({owner});
+        return;
       case Ending::kRaced:
         if (claim_blind) {
           expect_existing_.store(true, std::memory_order_relaxed);

@@ -35,8 +35,8 @@ class GroupProjector final : public UnitProjector {
   // The group is one transaction, except when it must be split: a group whose fold overflows a
   // wall's totals (a permanent error, §2.6) is split in halves until the event that cannot be
   // absorbed is alone, and it alone goes dead; a group with more than one claim that waits out
-  // the lock-wait bound on a ledger row is split until the held event is alone, and it alone
-  // answers LEASED. The halves commit separately.
+  // the lock-wait bound on a ledger row is projected event by event, and the held event alone
+  // answers LEASED. The parts commit separately.
   std::vector<UnitResult> ProjectGroup(absl::Span<const ProjectionUnit> units);
 
   // The units as one group, at once.

@@ -16,7 +16,9 @@ concurrency::GroupQueueOptions QueueOptions(const EngineOptions& options) {
   // Without group commit, a group is one unit: a batch is a transaction of its own as ever.
   queue.max_group_weight =
       options.group_commit ? static_cast<size_t>(std::max(options.max_group_events, 1)) : 1;
-  queue.parallel_min_weight = static_cast<size_t>(std::max(options.parallel_min_events, 0));
+  // Without group commit there is nothing to gather: every free lane takes a call.
+  queue.parallel_min_weight =
+      options.group_commit ? static_cast<size_t>(std::max(options.parallel_min_events, 0)) : 0;
   return queue;
 }
 

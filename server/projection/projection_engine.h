@@ -31,7 +31,7 @@ struct EngineOptions {
   // parallel_min_events wait: a transaction has a fixed cost, so two small groups at once cost
   // more than one that holds them both.
   int lanes = 4;
-  int parallel_min_events = 32;
+  int parallel_min_events = 8;
   // Units that may wait for a lane; beyond this, Submit answers RESOURCE_EXHAUSTED at once.
   int queue_capacity = 2000;
 };

@@ -140,6 +140,40 @@ TEST_F(GroupProjectorTest, Rule3_DuplicateAnswersLeasedWhenTheHolderOutlastsTheL
   EXPECT_EQ(result->outcome, ProjectionOutcome::kProjected);
 }
 
+// In a batch, the one event another caller holds answers LEASED; every other event projects, and
+// the held event's wait is not paid once per event.
+TEST_F(GroupProjectorTest, Rule3_AHeldEventInABatchAloneAnswersLeased) {
+  PoolOptions options = db_.PoolOptions();
+  options.session.lock_wait_timeout = absl::Seconds(1);
+  ConnectionPool pool(options);
+  testing::TestProjection repo(pool);
+  std::unique_ptr<SqlConnection> holder = db_.Connect();
+  ASSERT_TRUE(holder->ExecuteDirect("START TRANSACTION").ok());
+  ASSERT_TRUE(
+      holder
+          ->ExecuteDirect("INSERT INTO wallet_projection_events (projection_name, app_code, "
+                          "event_id, status, created_at_ms, updated_at_ms) VALUES "
+                          "('user_gift_wall', 'demo', 'B5', 'processing', 1, 1)")
+          .ok());
+  std::vector<GiftEvent> batch;
+  for (int i = 0; i < 12; ++i) {
+    batch.push_back(Event(absl::StrCat("B", i), GiftPayloadJson(7 + i % 3, "rose", 1)));
+  }
+  const absl::Time start = absl::Now();
+  UnitResult results = repo.projector.ProjectBatch(batch, ProjectedBy::kRelay);
+  const absl::Duration took = absl::Now() - start;
+  ASSERT_TRUE(holder->ExecuteDirect("ROLLBACK").ok());
+  ASSERT_TRUE(results.ok()) << results.status();
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ((*results)[static_cast<size_t>(i)].outcome,
+              i == 5 ? ProjectionOutcome::kLeased : ProjectionOutcome::kProjected)
+        << "B" << i;
+  }
+  EXPECT_EQ(db_.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall"), 11);
+  // The group's own wait, then the held event's: not one wait per event or per halving.
+  EXPECT_LT(took, absl::Seconds(8)) << took;
+}
+
 TEST_F(GroupProjectorTest, Rule5_PayloadIsReadLikeGo) {
   // Keys match case-insensitively, the last duplicate wins, null means absent, unknown keys
   // are ignored, and the gift id is trimmed.

@@ -34,6 +34,8 @@ class Answers {
     pending_.Wait();
     return results_;
   }
+  // A result answered on the calling thread, before Wait.
+  const UnitResult& Peek(size_t i) const { return results_[i]; }
 
  private:
   absl::BlockingCounter pending_;
@@ -65,12 +67,11 @@ class ProjectionEngineTest : public ProjectionTest {
 };
 
 // Fifty calls arrive while the only lane's transaction waits: they are committed together, in
-// one group, and each gets its own outcome, duplicates and bad or overflowing events included.
+// one group (one transaction: nothing in it needs a split), and each gets its own outcome,
+// duplicates and bad events included.
 TEST_F(ProjectionEngineTest,
        Rule2_CallsThatArriveDuringATransactionCommitTogetherEachWithItsOutcome) {
   ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
-  ASSERT_EQ(Project(Event("big", GiftPayloadJson(2, "lily", std::numeric_limits<int64_t>::max()))),
-            ProjectionOutcome::kProjected);
   EngineOptions options;
   options.lanes = 1;
   std::unique_ptr<ProjectionEngine> engine = Engine(options);
@@ -80,7 +81,7 @@ TEST_F(ProjectionEngineTest,
   engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), first.For(0), nullptr});
   while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
 
-  Answers answers(53);
+  Answers answers(52);
   for (int i = 0; i < 50; ++i) {
     engine->Submit({Single(Event(absl::StrCat("E", i), GiftPayloadJson(3 + i % 5, "rose", 2))),
                     answers.For(static_cast<size_t>(i)), nullptr});
@@ -88,7 +89,6 @@ TEST_F(ProjectionEngineTest,
   engine->Submit({Single(Event("E7", GiftPayloadJson(3 + 7 % 5, "rose", 2))), answers.For(50),
                   nullptr});  // a duplicate of E7 in the same group
   engine->Submit({Single(Event("bad", R"({"gift_id":"rose"})")), answers.For(51), nullptr});
-  engine->Submit({Single(Event("over", GiftPayloadJson(2, "lily", 1))), answers.For(52), nullptr});
   Release();
   ASSERT_TRUE(first.Wait()[0].ok());
   const std::vector<UnitResult>& results = answers.Wait();
@@ -101,18 +101,69 @@ TEST_F(ProjectionEngineTest,
   EXPECT_EQ(results[50]->front().outcome, ProjectionOutcome::kAlreadyProjected);
   ASSERT_TRUE(results[51].ok());
   EXPECT_EQ(results[51]->front().outcome, ProjectionOutcome::kDead);
-  ASSERT_TRUE(results[52].ok());
-  EXPECT_EQ(results[52]->front().outcome, ProjectionOutcome::kDead);
-  EXPECT_THAT(results[52]->front().detail, ::testing::HasSubstr("cannot absorb"));
 
   const EngineStats stats = engine->Stats();
-  EXPECT_EQ(stats.units, 54);
+  EXPECT_EQ(stats.units, 53);
   EXPECT_EQ(stats.groups, 2) << "the calls that waited were not gathered into one group";
-  EXPECT_EQ(stats.largest_group_events, 53);
+  EXPECT_EQ(stats.largest_group_events, 52);
   EXPECT_EQ(db_.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall WHERE gift_id = 'rose'"),
             1 + 1 + 50 * 2);
-  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall WHERE gift_id = 'lily'"),
+}
+
+// An event that overflows its wall, gathered with others: only it goes dead (its group is split
+// until it is alone), every other call projects.
+TEST_F(ProjectionEngineTest, Rule6_AnOverflowInAGatheredGroupKillsOnlyItsEvent) {
+  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
+  ASSERT_EQ(Project(Event("big", GiftPayloadJson(2, "lily", std::numeric_limits<int64_t>::max()))),
+            ProjectionOutcome::kProjected);
+  EngineOptions options;
+  options.lanes = 1;
+  std::unique_ptr<ProjectionEngine> engine = Engine(options);
+  HoldWallRow();
+  Answers first(1);
+  engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), first.For(0), nullptr});
+  while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+  Answers answers(21);
+  for (size_t i = 0; i < 20; ++i) {
+    engine->Submit({Single(Event(absl::StrCat("E", i), GiftPayloadJson(3 + i % 4, "lily", 2))),
+                    answers.For(i), nullptr});
+  }
+  engine->Submit({Single(Event("over", GiftPayloadJson(2, "lily", 1))), answers.For(20), nullptr});
+  Release();
+  ASSERT_TRUE(first.Wait()[0].ok());
+  const std::vector<UnitResult>& results = answers.Wait();
+  for (size_t i = 0; i < 20; ++i) {
+    ASSERT_TRUE(results[i].ok()) << results[i].status();
+    EXPECT_EQ(results[i]->front().outcome, ProjectionOutcome::kProjected);
+  }
+  ASSERT_TRUE(results[20].ok());
+  EXPECT_EQ(results[20]->front().outcome, ProjectionOutcome::kDead);
+  EXPECT_THAT(results[20]->front().detail, ::testing::HasSubstr("cannot absorb"));
+  EXPECT_EQ(db_.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall WHERE user_id <> 2 AND "
+                         "gift_id = 'lily'"),
+            40);
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall WHERE user_id = 2"),
             std::numeric_limits<int64_t>::max());
+}
+
+// Without group commit, a free lane takes the next call however few wait: a call is not held up
+// behind a transaction that waits.
+TEST_F(ProjectionEngineTest, WithGroupCommitOffAFreeLaneTakesTheNextCallAtOnce) {
+  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
+  EngineOptions options;
+  options.lanes = 2;
+  options.group_commit = false;
+  std::unique_ptr<ProjectionEngine> engine = Engine(options);
+  HoldWallRow();
+  Answers held(1);
+  engine->Submit({Single(Event("held", GiftPayloadJson(1, "rose", 1))), held.For(0), nullptr});
+  while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+  absl::StatusOr<domain::ProjectionResult> other =
+      engine->Project(Event("other", GiftPayloadJson(2, "rose", 1)), ProjectedBy::kRelay);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->outcome, ProjectionOutcome::kProjected);
+  Release();
+  ASSERT_TRUE(held.Wait()[0].ok());
 }
 
 TEST_F(ProjectionEngineTest, WithGroupCommitOffEveryCallIsATransactionOfItsOwn) {
@@ -174,6 +225,8 @@ TEST_F(ProjectionEngineTest, AFullQueueAnswersResourceExhaustedAtOnceAndShutdown
     engine->Submit({Single(Event(absl::StrCat("E", i), GiftPayloadJson(2, "rose", 1))),
                     answers.For(i), nullptr});
   }
+  // The third could not be queued: it was answered at once, on this thread.
+  EXPECT_EQ(answers.Peek(3).status().code(), absl::StatusCode::kResourceExhausted);
   std::thread stop([&] { engine->Shutdown(); });  // nothing queued may start any more
   absl::SleepFor(absl::Milliseconds(100));
   Release();

@@ -216,6 +216,23 @@ TEST_F(RecoveryTest, RequeueReprojectsADeadEventFromItsCorrectedOutboxRow) {
   EXPECT_EQ(GiftCount(7, "rose"), 4);
 }
 
+// A requeue gathered with a relay copy of the same dead event: the requeue claims it (the relay's
+// copy does not answer it DEAD first), and the copy answers what the requeue did.
+TEST_F(RecoveryTest, ARequeueGatheredWithARelayCopyOfItsEventIsStillARequeue) {
+  ASSERT_EQ(Project(Event("Q1", R"({"target_user_id":7,"gift_id":"rose"})")),
+            ProjectionOutcome::kDead);
+  const GiftEvent corrected = Event("Q1", GiftPayloadJson(7, "rose", 4));
+  std::vector<ProjectionUnit> group = {{{corrected}, ProjectedBy::kRelay},
+                                       {{corrected}, ProjectedBy::kRequeue}};
+  const std::vector<UnitResult> results = projection_->projector.ProjectGroup(group);
+  ASSERT_TRUE(results[0].ok()) << results[0].status();
+  ASSERT_TRUE(results[1].ok()) << results[1].status();
+  EXPECT_EQ(results[1]->front().outcome, ProjectionOutcome::kProjected);
+  EXPECT_EQ(results[0]->front().outcome, ProjectionOutcome::kAlreadyProjected);
+  EXPECT_EQ(Ledger("Q1", "projected_by"), "requeue");
+  EXPECT_EQ(GiftCount(7, "rose"), 4);
+}
+
 TEST_F(RecoveryTest, RequeueSkipsEventsItCannotReproject) {
   absl::StatusOr<projection::RequeueResult> r =
       projection_->recovery.RequeueDeadEvent("demo", "nope", "", false);
