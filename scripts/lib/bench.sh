@@ -1,24 +1,5 @@
-# Helpers of scripts/bench only: the packages a benchmark needs beyond the build's, and the
-# raw database measurement with sysbench.
+# Helpers of scripts/bench only: durations, and the raw database measurement with sysbench.
 # shellcheck shell=bash
-
-# install_extra_packages PKG...: apt-get installs whichever of them is missing, as
-# install_packages in common.sh does for the build's packages.
-install_extra_packages() {
-  local missing=()
-  local pkg
-  for pkg in "$@"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  log "installing: ${missing[*]}"
-  local sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  export DEBIAN_FRONTEND=noninteractive
-  "${sudo[@]}" apt-get update -qq || die "apt-get update failed"
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
-    die "apt-get install failed"
-}
 
 # duration_seconds DURATION: 10s, 1.5s, 500ms, 2m -> seconds, as a decimal number.
 duration_seconds() {

@@ -17,10 +17,14 @@ GIFTWALL_PACKAGES=(
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# install_packages [PKG...]: apt-get installs whichever of them (default: GIFTWALL_PACKAGES) is
+# missing.
 install_packages() {
+  local wanted=("$@")
+  [ ${#wanted[@]} -eq 0 ] && wanted=("${GIFTWALL_PACKAGES[@]}")
   local missing=()
   local pkg
-  for pkg in "${GIFTWALL_PACKAGES[@]}"; do
+  for pkg in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
   done
   [ ${#missing[@]} -eq 0 ] && return 0

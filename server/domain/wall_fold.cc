@@ -43,11 +43,15 @@ WallRow EventRow(const FoldEvent& e) {
   return row;
 }
 
-// Whether the value stamped (at, event_id) replaces the one stamped (cur_at, cur_event_id) as
-// "the latest": the merge statement's rule, where an empty event id means "no value".
-bool IsLater(int64_t at, const std::string& event_id, int64_t cur_at,
-             const std::string& cur_event_id) {
-  return !event_id.empty() && std::tie(at, event_id) > std::tie(cur_at, cur_event_id);
+// Takes a value stamped with the (time, event id) of the event it came from (a name, an icon) if
+// it is later than the one held: the merge statement's rule, where an empty event id means "no
+// value".
+void TakeIfLater(const std::string& value, int64_t at, const std::string& event_id,
+                 std::string* held, int64_t* held_at, std::string* held_event_id) {
+  if (event_id.empty() || std::tie(at, event_id) <= std::tie(*held_at, *held_event_id)) return;
+  *held = value;
+  *held_at = at;
+  *held_event_id = event_id;
 }
 
 }  // namespace
@@ -105,18 +109,10 @@ absl::Status MergeWallTotals(const WallRow& delta, const SenderMerge& senders, W
     }
     merged.first_received_at_ms = std::min(merged.first_received_at_ms, delta.first_received_at_ms);
     merged.last_received_at_ms = std::max(merged.last_received_at_ms, delta.last_received_at_ms);
-    if (IsLater(delta.gift_name_at_ms, delta.gift_name_event_id, merged.gift_name_at_ms,
-                merged.gift_name_event_id)) {
-      merged.gift_name = delta.gift_name;
-      merged.gift_name_at_ms = delta.gift_name_at_ms;
-      merged.gift_name_event_id = delta.gift_name_event_id;
-    }
-    if (IsLater(delta.gift_icon_at_ms, delta.gift_icon_event_id, merged.gift_icon_at_ms,
-                merged.gift_icon_event_id)) {
-      merged.gift_icon = delta.gift_icon;
-      merged.gift_icon_at_ms = delta.gift_icon_at_ms;
-      merged.gift_icon_event_id = delta.gift_icon_event_id;
-    }
+    TakeIfLater(delta.gift_name, delta.gift_name_at_ms, delta.gift_name_event_id, &merged.gift_name,
+                &merged.gift_name_at_ms, &merged.gift_name_event_id);
+    TakeIfLater(delta.gift_icon, delta.gift_icon_at_ms, delta.gift_icon_event_id, &merged.gift_icon,
+                &merged.gift_icon_at_ms, &merged.gift_icon_event_id);
     if (delta.first_sender_user_id > 0 &&
         (merged.first_sender_user_id == 0 ||
          std::tie(delta.first_sender_at_ms, delta.first_sender_event_id) <
