@@ -3,6 +3,8 @@
 //   giftwall-server migrate    apply migrations and exit
 #include <signal.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -58,6 +60,25 @@ int Migrate(const ServerConfig& config) {
   return 0;
 }
 
+int Ms(absl::Duration d) {
+  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(d), INT32_MAX));
+}
+
+// Keepalive, connection age and message size (DESIGN §6).
+void ConfigureConnections(const ServerConfig& config, grpc::ServerBuilder& builder) {
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, Ms(config.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, Ms(config.keepalive_timeout));
+  // Clients (the relay) may keep their idle connection alive with pings of their own.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
+  if (config.max_connection_age > absl::ZeroDuration()) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, Ms(config.max_connection_age));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               Ms(config.max_connection_age_grace));
+  }
+  builder.SetMaxReceiveMessageSize(transport::kMaxReceiveMessageBytes);
+}
+
 // Signals are blocked in every thread (threads inherit the mask) and taken by sigwait in main:
 // Server::Shutdown must not run inside a signal handler.
 sigset_t BlockTerminationSignals() {
@@ -90,13 +111,15 @@ int Serve(const ServerConfig& config) {
   // worker from the relay.
   transport::WorkerPool admin_workers(2, 16);
   transport::AdminService admin(ledger, recovery, audit, rebuilds, admin_workers);
-  worker::CatchUpWorker catch_up(recovery, ledger, config.catch_up);
+  storage::ScanLocks scan_locks(config.pool.endpoint, config.pool.session);
+  worker::CatchUpWorker catch_up(recovery, ledger, &scan_locks, config.catch_up);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  ConfigureConnections(config, builder);
   builder.RegisterService(&gift_wall);
   if (config.enable_admin) builder.RegisterService(&admin);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

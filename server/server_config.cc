@@ -61,6 +61,15 @@ ABSL_FLAG(absl::Duration, catchup_safety_margin, absl::Minutes(5),
 ABSL_FLAG(absl::Duration, catchup_full_sweep, absl::Hours(1),
           "how often the scan reads the whole outbox instead of starting at its horizon");
 ABSL_FLAG(int, catchup_batch, 100, "events per catch-up pass, 1..100");
+ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(30),
+          "ping a connection idle this long, to find dead peers (clients may ping every 10s)");
+ABSL_FLAG(absl::Duration, keepalive_timeout, absl::Seconds(10),
+          "close a connection whose ping is not answered within this");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(5),
+          "end each connection after this (GOAWAY), so that long-lived clients such as the relay "
+          "reconnect and spread over replicas added since; 0: never");
+ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
+          "how long calls in flight on a connection past its age may take to finish");
 ABSL_FLAG(bool, enable_admin, false,
           "serve giftwall.v1.ProjectionAdminService (requeue, verify, rebuild, ...)");
 
@@ -203,6 +212,19 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     catch_up.app_codes.push_back(*std::move(normalized));
   }
   config.enable_admin = absl::GetFlag(FLAGS_enable_admin);
+  config.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
+  config.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
+  config.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  config.max_connection_age_grace = absl::GetFlag(FLAGS_max_connection_age_grace);
+  for (absl::Status s :
+       {PositiveDuration("keepalive_time", config.keepalive_time),
+        PositiveDuration("keepalive_timeout", config.keepalive_timeout),
+        PositiveDuration("max_connection_age_grace", config.max_connection_age_grace)}) {
+    if (!s.ok()) return s;
+  }
+  if (config.max_connection_age < absl::ZeroDuration()) {
+    return Invalid("max_connection_age", "must be >= 0 (0: never)");
+  }
   if (config.shutdown_grace < absl::ZeroDuration())
     return Invalid("shutdown_grace", "must be >= 0");
   return config;
@@ -212,7 +234,8 @@ std::string Describe(const ServerConfig& config) {
   return absl::StrFormat(
       "listen=%s db=%s pool=%d workers=%d queue=%d worker_id=%s max_retries=%d "
       "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
-      "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s",
+      "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s "
+      "keepalive=%s/%s max_connection_age=%s+%s",
       config.listen, config.pool.endpoint.Describe(), config.pool.max_size, config.worker_threads,
       config.queue_capacity, config.worker_id, config.retry.max_retries,
       config.engine.group_commit ? "on" : "off", config.engine.max_group_events,
@@ -221,7 +244,10 @@ std::string Describe(const ServerConfig& config) {
       absl::FormatDuration(config.pool.session.statement_timeout),
       absl::FormatDuration(config.catch_up.interval),
       config.catch_up.app_codes.empty() ? "(all)" : absl::StrJoin(config.catch_up.app_codes, ","),
-      config.enable_admin ? "on" : "off");
+      config.enable_admin ? "on" : "off", absl::FormatDuration(config.keepalive_time),
+      absl::FormatDuration(config.keepalive_timeout),
+      absl::FormatDuration(config.max_connection_age),
+      absl::FormatDuration(config.max_connection_age_grace));
 }
 
 }  // namespace giftwall

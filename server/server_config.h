@@ -34,6 +34,12 @@ struct ServerConfig {
   worker::CatchUpOptions catch_up;
   // Serve ProjectionAdminService.
   bool enable_admin = false;
+  // Connections: the server pings idle ones, and ends each after max_connection_age (plus grace
+  // for the calls in flight) so that clients reconnect and spread over new replicas.
+  absl::Duration keepalive_time;
+  absl::Duration keepalive_timeout;
+  absl::Duration max_connection_age;
+  absl::Duration max_connection_age_grace;
 };
 
 // Reads and checks the flags. INVALID_ARGUMENT names the flag and what it expects.

@@ -128,6 +128,11 @@ absl::Status CheckWallRead(absl::string_view raw_app_code, int64_t user_id, int3
 grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerContext* context,
                                                           const v1::ProjectMessageRequest* request,
                                                           v1::ProjectMessageResponse* response) {
+  if (const size_t bytes = request->ByteSizeLong(); bytes > kMaxRequestBytes) {
+    return FinishNow(context, InvalidArgument("", absl::InvalidArgumentError(absl::StrFormat(
+                                                      "the request is %d bytes, at most %d allowed",
+                                                      bytes, kMaxRequestBytes))));
+  }
   if (!request->has_message()) {
     return FinishNow(context,
                      InvalidArgument("", absl::InvalidArgumentError("message is required")));
@@ -152,6 +157,13 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
     grpc::CallbackServerContext* context, const v1::ProjectMessagesRequest* request,
     v1::ProjectMessagesResponse* response) {
   const int count = request->messages_size();
+  if (const size_t bytes = request->ByteSizeLong(); bytes > kMaxRequestBytes) {
+    return FinishNow(context,
+                     InvalidArgument("", absl::InvalidArgumentError(absl::StrFormat(
+                                             "the request is %d bytes, at most %d allowed "
+                                             "(%d messages of 64 KiB payloads)",
+                                             bytes, kMaxRequestBytes, kMaxBatchMessages))));
+  }
   if (count > kMaxBatchMessages) {
     return FinishNow(context, InvalidArgument("", absl::InvalidArgumentError(absl::StrFormat(
                                                       "messages has %d entries, at most %d allowed",

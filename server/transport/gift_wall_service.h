@@ -5,6 +5,7 @@
 #define GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 
 #include "giftwall/v1/giftwall.grpc.pb.h"
+#include "server/domain/gift_payload.h"
 #include "server/projection/projection_engine.h"
 #include "server/reads/wall_reader.h"
 #include "server/storage/wall_repository.h"
@@ -15,6 +16,12 @@ namespace giftwall::transport {
 inline constexpr int kDefaultPageSize = 50;
 inline constexpr int kMaxPageSize = 200;
 inline constexpr int kMaxBatchMessages = 500;
+// The largest legal request: a full batch of 64 KiB payloads, with room for their envelopes.
+// A larger one answers INVALID_ARGUMENT; the server's transport limit is twice this (past it,
+// gRPC itself answers RESOURCE_EXHAUSTED before any handler sees the request).
+inline constexpr size_t kMaxRequestBytes =
+    size_t{kMaxBatchMessages} * (domain::kMaxPayloadBytes + 2 * 1024);
+inline constexpr int kMaxReceiveMessageBytes = static_cast<int>(2 * kMaxRequestBytes);
 
 class GiftWallService final : public giftwall::v1::GiftWallService::CallbackService {
  public:

@@ -8,8 +8,8 @@
 namespace giftwall::worker {
 
 CatchUpWorker::CatchUpWorker(projection::Recovery& recovery, storage::LedgerRepository& ledger,
-                             CatchUpOptions options)
-    : recovery_(recovery), ledger_(ledger), options_(std::move(options)) {}
+                             storage::ScanLocks* locks, CatchUpOptions options)
+    : recovery_(recovery), ledger_(ledger), locks_(locks), options_(std::move(options)) {}
 
 void CatchUpWorker::Start() {
   CHECK(!thread_.joinable()) << "catch-up worker started twice";
@@ -58,6 +58,19 @@ CatchUpRound CatchUpWorker::RunRound() {
   }
   for (const std::string& app : apps) {
     if (stop_.HasBeenNotified()) break;
+    if (locks_ != nullptr) {
+      absl::StatusOr<bool> mine = locks_->Hold(app);
+      if (!mine.ok()) {
+        LOG(WARNING) << "catch-up: cannot take the scan lock of app " << app << ": "
+                     << mine.status();
+        ++round.errors;
+        continue;
+      }
+      if (!*mine) {
+        ++round.skipped;
+        continue;
+      }
+    }
     ++round.apps;
     domain::ScanHorizon& horizon =
         horizons_.try_emplace(app, options_.safety_margin, options_.full_sweep_every).first->second;

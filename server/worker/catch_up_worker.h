@@ -1,7 +1,8 @@
 // The background catch-up scan (DESIGN §2.11): every interval, for each app code, finds outbox
 // events the relay never delivered, failed events whose backoff has passed and expired leases,
-// and projects them (projected_by = scan). Several processes may run it against one database:
-// the ledger keeps every event to one effect.
+// and projects them (projected_by = scan). Every replica runs it; each app is scanned by the one
+// that holds its scan lock (storage::ScanLocks), so replicas scale without multiplying scans.
+// Were two to scan at once anyway, the ledger would keep every event to one effect.
 #ifndef GIFTWALL_SERVER_WORKER_CATCH_UP_WORKER_H_
 #define GIFTWALL_SERVER_WORKER_CATCH_UP_WORKER_H_
 
@@ -17,6 +18,7 @@
 #include "server/domain/scan_horizon.h"
 #include "server/projection/recovery.h"
 #include "server/storage/ledger_repository.h"
+#include "server/storage/scan_locks.h"
 
 namespace giftwall::worker {
 
@@ -35,7 +37,8 @@ struct CatchUpOptions {
 
 // What one round did, summed over its app codes.
 struct CatchUpRound {
-  int apps = 0;
+  int apps = 0;     // scanned by this replica
+  int skipped = 0;  // scanned by another replica (it holds their locks)
   int projected = 0;
   int dead = 0;
   int errors = 0;
@@ -43,8 +46,9 @@ struct CatchUpRound {
 
 class CatchUpWorker {
  public:
+  // `locks` may be null: then this worker scans every app, whatever other replicas do.
   CatchUpWorker(projection::Recovery& recovery, storage::LedgerRepository& ledger,
-                CatchUpOptions options);
+                storage::ScanLocks* locks, CatchUpOptions options);
   ~CatchUpWorker() { Stop(); }
 
   // Runs a round now and then every interval, on a thread of its own.
@@ -60,6 +64,7 @@ class CatchUpWorker {
  private:
   projection::Recovery& recovery_;
   storage::LedgerRepository& ledger_;
+  storage::ScanLocks* const locks_ ABSL_PT_GUARDED_BY(mu_);
   const CatchUpOptions options_;
   absl::Mutex mu_;  // one round at a time
   std::map<std::string, domain::ScanHorizon> horizons_ ABSL_GUARDED_BY(mu_);

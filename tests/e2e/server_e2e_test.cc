@@ -347,6 +347,58 @@ TEST_F(ServerE2eTest, AdminCommandsVerifyRebuildAndRequeue) {
   EXPECT_EQ(admin.Terminate(), 0);
 }
 
+// The largest legal batch (500 messages of 64 KiB payloads) is taken; a request past it is
+// INVALID_ARGUMENT, which the relay dead-letters, not a code it would retry.
+TEST_F(ServerE2eTest, TheLargestLegalBatchFitsAndALargerRequestIsInvalidArgument) {
+  auto stub = v1::GiftWallService::NewStub(server_->Channel());
+  v1::ProjectMessagesRequest request;
+  const std::string payload(64 * 1024, 'x');  // not JSON: each event goes dead, not the call
+  for (int i = 0; i < 500; ++i) {
+    *request.add_messages() = Message("big", absl::StrCat("L", i), payload);
+  }
+  v1::ProjectMessagesResponse response;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    grpc::Status status = stub->ProjectMessages(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_code() << " " << status.error_message();
+  }
+  ASSERT_EQ(response.results_size(), 500);
+  EXPECT_EQ(response.results(0).outcome(), v1::PROJECTION_OUTCOME_DEAD);
+  request.mutable_messages(0)->set_command_id(std::string(2 * 1024 * 1024, 'c'));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  grpc::Status status = stub->ProjectMessages(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_THAT(status.error_message(), ::testing::HasSubstr("bytes, at most"));
+}
+
+// Connections are ended after --max_connection_age, so that a long-lived client (the relay)
+// reconnects and spreads over replicas added since; calls go on without a failure.
+TEST_F(ServerE2eTest, ConnectionsEndAfterMaxConnectionAgeAndClientsReconnect) {
+  ServerProcess aging(db_->url(), {"--max_connection_age=1s", "--max_connection_age_grace=1s",
+                                   "--catchup_interval=0"});
+  ASSERT_TRUE(aging.WaitReady()) << aging.log();
+  std::shared_ptr<grpc::Channel> channel = aging.Channel();
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  auto check = [&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::health::v1::HealthCheckRequest request;
+    grpc::health::v1::HealthCheckResponse response;
+    return health->Check(&context, request, &response);
+  };
+  ASSERT_TRUE(check().ok());
+  ASSERT_EQ(channel->GetState(false), GRPC_CHANNEL_READY);
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    ended = channel->GetState(false) != GRPC_CHANNEL_READY;
+  }
+  EXPECT_TRUE(ended) << "the server never ended the connection";
+  EXPECT_TRUE(check().ok()) << "the client did not reconnect";
+}
+
 TEST_F(ServerE2eTest, BadInputGetsWhatTheContractSays) {
   v1::ProjectMessageResponse response;
   // A malformed envelope: INVALID_ARGUMENT naming the field, nothing written.

@@ -32,7 +32,7 @@ TEST(CatchUpWorker, ProjectsWhatTheRelayLostForEveryAppInTheOutbox) {
                       testing::GiftPayloadJson(1 + i % 3, "rose", 1), kT0 + i);
     }
   }
-  CatchUpWorker worker(projection.recovery, projection.ledger, Fast());
+  CatchUpWorker worker(projection.recovery, projection.ledger, nullptr, Fast());
   CatchUpRound round = worker.RunRound();
   EXPECT_EQ(round.apps, 2);
   EXPECT_EQ(round.projected, 60);
@@ -51,7 +51,7 @@ TEST(CatchUpWorker, ScansOnlyTheAppCodesItIsGiven) {
   db.InsertOutbox("app-b", "E1", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 1), kT0);
   CatchUpOptions options = Fast();
   options.app_codes = {"app-b"};
-  CatchUpWorker worker(projection.recovery, projection.ledger, options);
+  CatchUpWorker worker(projection.recovery, projection.ledger, nullptr, options);
   EXPECT_EQ(worker.RunRound().projected, 1);
   EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM user_gift_wall WHERE app_code = 'app-a'"), 0);
 }
@@ -61,7 +61,7 @@ TEST(CatchUpWorker, BackgroundThreadProjectsNewOutboxRowsAndStopsCleanly) {
   testing::TestDatabase db;
   storage::ConnectionPool pool(db.PoolOptions());
   testing::TestProjection projection(pool);
-  CatchUpWorker worker(projection.recovery, projection.ledger, Fast());
+  CatchUpWorker worker(projection.recovery, projection.ledger, nullptr, Fast());
   worker.Start();
   db.InsertOutbox("demo", "late", "WalletGiftDebited", testing::GiftPayloadJson(5, "rose", 2), kT0);
   int64_t count = 0;
@@ -91,13 +91,62 @@ TEST(CatchUpWorker, ConcurrentScannersCountEachEventOnce) {
     scanners.emplace_back([&, s] {
       storage::ConnectionPool pool(db.PoolOptions(4));
       testing::TestProjection projection(pool);
-      CatchUpWorker worker(projection.recovery, projection.ledger, Fast());
+      CatchUpWorker worker(projection.recovery, projection.ledger, nullptr, Fast());
       for (int round = 0; round < 5; ++round) projected += worker.RunRound().projected;
     });
   }
   for (std::thread& t : scanners) t.join();
   EXPECT_EQ(projected, 300);
   EXPECT_EQ(db.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall"), expected);
+}
+
+// One replica at a time scans an app: the one that holds its scan lock. When that replica dies
+// (its lock session with it), the next round of another takes the app over.
+TEST(CatchUpWorker, OneReplicaScansAnAppAndAnotherTakesOverWhenItDies) {
+  testing::TestDatabase db;
+  // Recent events: a scan that has caught up looks only a safety margin back.
+  const int64_t now = absl::ToUnixMillis(absl::Now()) - 60'000;
+  for (int i = 0; i < 20; ++i) {
+    db.InsertOutbox("demo", absl::StrCat("A", i), "WalletGiftDebited",
+                    testing::GiftPayloadJson(1, "rose", 1), now + i);
+  }
+  storage::ConnectionPool pool_a(db.PoolOptions(4)), pool_b(db.PoolOptions(4));
+  testing::TestProjection projection_a(pool_a), projection_b(pool_b);
+  auto locks_a = std::make_unique<storage::ScanLocks>(db.endpoint(), db.PoolOptions().session);
+  storage::ScanLocks locks_b(db.endpoint(), db.PoolOptions().session);
+  CatchUpWorker a(projection_a.recovery, projection_a.ledger, locks_a.get(), Fast());
+  CatchUpWorker b(projection_b.recovery, projection_b.ledger, &locks_b, Fast());
+
+  CatchUpRound round = a.RunRound();
+  EXPECT_EQ(round.apps, 1);
+  EXPECT_EQ(round.projected, 20);
+  for (int i = 20; i < 30; ++i) {
+    db.InsertOutbox("demo", absl::StrCat("A", i), "WalletGiftDebited",
+                    testing::GiftPayloadJson(1, "rose", 1), now + i);
+  }
+  round = b.RunRound();
+  EXPECT_EQ(round.apps, 0);
+  EXPECT_EQ(round.skipped, 1) << "two replicas scanned one app at once";
+  EXPECT_EQ(round.projected, 0);
+  round = a.RunRound();  // the holder goes on
+  EXPECT_EQ(round.projected, 10);
+
+  // The holder's lock session dies (a crashed replica): the other takes over.
+  const int64_t holder = db.QueryInt(absl::StrCat(
+      "SELECT IS_USED_LOCK(CONCAT('giftwall.scan.', SHA1(CONCAT(DATABASE(), '/', 'demo'))))"));
+  ASSERT_NE(holder, 0);
+  db.Exec(absl::StrCat("KILL ", holder));
+  for (int i = 30; i < 35; ++i) {
+    db.InsertOutbox("demo", absl::StrCat("A", i), "WalletGiftDebited",
+                    testing::GiftPayloadJson(1, "rose", 1), now + i);
+  }
+  round = b.RunRound();
+  EXPECT_EQ(round.apps, 1);
+  EXPECT_EQ(round.projected, 5);
+  // The dead replica's worker finds it lost the app, and leaves it to the other.
+  round = a.RunRound();
+  EXPECT_EQ(round.skipped, 1);
+  EXPECT_EQ(db.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall"), 35);
 }
 
 }  // namespace
