@@ -17,6 +17,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "server/env_flags.h"
+#include "server/metrics/metrics.h"
 #include "server/projection/group_projector.h"
 #include "server/projection/recovery.h"
 #include "server/server_config.h"
@@ -79,6 +80,21 @@ void ConfigureConnections(const ServerConfig& config, grpc::ServerBuilder& build
   builder.SetMaxReceiveMessageSize(transport::kMaxReceiveMessageBytes);
 }
 
+// The gRPC services this server registers, for the metrics to pre-initialize.
+std::vector<const google::protobuf::ServiceDescriptor*> ServedServices(const ServerConfig& config) {
+  const google::protobuf::DescriptorPool& pool =
+      *google::protobuf::DescriptorPool::generated_pool();
+  std::vector<const google::protobuf::ServiceDescriptor*> services = {
+      pool.FindServiceByName("giftwall.v1.GiftWallService"),
+      pool.FindServiceByName("grpc.health.v1.Health"),
+      pool.FindServiceByName("grpc.reflection.v1alpha.ServerReflection")};
+  if (config.enable_admin) {
+    services.push_back(pool.FindServiceByName("giftwall.v1.ProjectionAdminService"));
+  }
+  services.erase(std::remove(services.begin(), services.end(), nullptr), services.end());
+  return services;
+}
+
 // Signals are blocked in every thread (threads inherit the mask) and taken by sigwait in main:
 // Server::Shutdown must not run inside a signal handler.
 sigset_t BlockTerminationSignals() {
@@ -120,6 +136,24 @@ int Serve(const ServerConfig& config) {
   int port = 0;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
   ConfigureConnections(config, builder);
+  // Outlives the server: its interceptors count every call.
+  std::unique_ptr<metrics::Metrics> metrics;
+  if (!config.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<metrics::Metrics>> started = metrics::Metrics::Start(
+        config.metrics_listen, {&pool, &engine, &reader, &workers, &admin_workers},
+        ServedServices(config));
+    if (!started.ok()) {
+      LOG(ERROR) << started.status().message();
+      return 1;
+    }
+    metrics = *std::move(started);
+    LOG(INFO) << "serving metrics on " << config.metrics_listen << " (port " << metrics->port()
+              << ")";
+    catch_up.ReportStatusTo(metrics.get());
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
+    counters.push_back(metrics->InterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(counters));
+  }
   builder.RegisterService(&gift_wall);
   if (config.enable_admin) builder.RegisterService(&admin);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -70,6 +70,11 @@ ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(5),
           "reconnect and spread over replicas added since; 0: never");
 ABSL_FLAG(absl::Duration, max_connection_age_grace, absl::Seconds(30),
           "how long calls in flight on a connection past its age may take to finish");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "host:port to serve Prometheus metrics on (/metrics); empty: no metrics");
+ABSL_FLAG(absl::Duration, catchup_status_every, absl::Seconds(30),
+          "how often the replica that scans an app measures its lag and dead events (SQL) for "
+          "the metrics");
 ABSL_FLAG(bool, enable_admin, false,
           "serve giftwall.v1.ProjectionAdminService (requeue, verify, rebuild, ...)");
 
@@ -212,6 +217,17 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     catch_up.app_codes.push_back(*std::move(normalized));
   }
   config.enable_admin = absl::GetFlag(FLAGS_enable_admin);
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (!config.metrics_listen.empty()) {
+    if (absl::Status s = CheckListen(config.metrics_listen); !s.ok()) {
+      return Invalid("metrics_listen",
+                     absl::StrCat("\"", config.metrics_listen, "\" is not host:port"));
+    }
+  }
+  catch_up.status_every = absl::GetFlag(FLAGS_catchup_status_every);
+  if (absl::Status s = PositiveDuration("catchup_status_every", catch_up.status_every); !s.ok()) {
+    return s;
+  }
   config.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
   config.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
   config.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);

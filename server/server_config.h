@@ -34,6 +34,8 @@ struct ServerConfig {
   worker::CatchUpOptions catch_up;
   // Serve ProjectionAdminService.
   bool enable_admin = false;
+  // Serve Prometheus metrics on this host:port; empty: no metrics.
+  std::string metrics_listen;
   // Connections: the server pings idle ones, and ends each after max_connection_age (plus grace
   // for the calls in flight) so that clients reconnect and spread over new replicas.
   absl::Duration keepalive_time;

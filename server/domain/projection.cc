@@ -18,6 +18,22 @@ absl::string_view ProjectedByName(ProjectedBy by) {
   return "";
 }
 
+absl::string_view ProjectionOutcomeName(ProjectionOutcome outcome) {
+  switch (outcome) {
+    case ProjectionOutcome::kProjected:
+      return "projected";
+    case ProjectionOutcome::kAlreadyProjected:
+      return "already_projected";
+    case ProjectionOutcome::kIgnored:
+      return "ignored";
+    case ProjectionOutcome::kDead:
+      return "dead";
+    case ProjectionOutcome::kLeased:
+      return "leased";
+  }
+  return "";
+}
+
 absl::string_view LedgerStatusName(LedgerStatus status) {
   switch (status) {
     case LedgerStatus::kProcessing:

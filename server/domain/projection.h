@@ -34,6 +34,8 @@ struct ProjectionResult {
 };
 
 absl::string_view ProjectedByName(ProjectedBy by);
+// "projected", "already_projected", "ignored", "dead", "leased".
+absl::string_view ProjectionOutcomeName(ProjectionOutcome outcome);
 absl::string_view LedgerStatusName(LedgerStatus status);
 std::optional<LedgerStatus> ParseLedgerStatus(absl::string_view name);
 

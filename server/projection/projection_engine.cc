@@ -29,7 +29,9 @@ ProjectionEngine::ProjectionEngine(GroupProjector& projector, EngineOptions opti
       queue_(
           QueueOptions(options), [](const Submission& s) { return s.unit.events.size(); },
           [this](std::vector<Submission> group) { RunGroup(std::move(group)); },
-          [](Submission s, absl::Status why) { s.done(std::move(why)); }) {}
+          [this](Submission s, absl::Status why) {
+            Answer(s, s.unit.by, s.unit.events.size(), std::move(why));
+          }) {}
 
 void ProjectionEngine::Submit(Submission submission) {
   if (submission.unit.events.empty()) {
@@ -59,18 +61,35 @@ EngineStats ProjectionEngine::Stats() const {
   return stats_;
 }
 
+void ProjectionEngine::Answer(Submission& submission, domain::ProjectedBy by, size_t events,
+                              UnitResult result) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (result.ok()) {
+      for (const domain::ProjectionResult& r : *result) {
+        ++stats_.outcomes[{by, std::string(domain::ProjectionOutcomeName(r.outcome))}];
+      }
+    } else {
+      stats_.outcomes[{by, "not_projected"}] += static_cast<int64_t>(events);
+    }
+  }
+  submission.done(std::move(result));
+}
+
 void ProjectionEngine::RunGroup(std::vector<Submission> group) {
   // Units whose callers gave up are answered without being projected.
   std::vector<ProjectionUnit> units;
   std::vector<Submission*> members;
+  std::vector<size_t> sizes;
   int64_t events = 0;
   for (Submission& s : group) {
     absl::Status wanted = s.still_wanted ? s.still_wanted() : absl::OkStatus();
     if (!wanted.ok()) {
-      s.done(wanted);
+      Answer(s, s.unit.by, s.unit.events.size(), wanted);
       continue;
     }
     events += static_cast<int64_t>(s.unit.events.size());
+    sizes.push_back(s.unit.events.size());
     units.push_back(std::move(s.unit));
     members.push_back(&s);
   }
@@ -81,9 +100,14 @@ void ProjectionEngine::RunGroup(std::vector<Submission> group) {
     stats_.units += static_cast<int64_t>(units.size());
     stats_.events += events;
     stats_.largest_group_events = std::max(stats_.largest_group_events, events);
+    const auto bound = std::lower_bound(std::begin(EngineStats::kGroupSizeBounds),
+                                        std::end(EngineStats::kGroupSizeBounds), events);
+    ++stats_.group_sizes[static_cast<size_t>(bound - std::begin(EngineStats::kGroupSizeBounds))];
   }
   std::vector<UnitResult> results = projector_.ProjectGroup(units);
-  for (size_t i = 0; i < members.size(); ++i) members[i]->done(std::move(results[i]));
+  for (size_t i = 0; i < members.size(); ++i) {
+    Answer(*members[i], units[i].by, sizes[i], std::move(results[i]));
+  }
 }
 
 }  // namespace giftwall::projection

@@ -7,8 +7,13 @@
 #ifndef GIFTWALL_SERVER_PROJECTION_PROJECTION_ENGINE_H_
 #define GIFTWALL_SERVER_PROJECTION_PROJECTION_ENGINE_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <iterator>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -52,6 +57,13 @@ struct EngineStats {
   int64_t units = 0;
   int64_t events = 0;
   int64_t largest_group_events = 0;
+  // Groups by their number of events: group_sizes[i] counts those of at most
+  // kGroupSizeBounds[i] (and more than the bound before); the last, those larger than all.
+  static constexpr int64_t kGroupSizeBounds[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+  std::array<int64_t, std::size(kGroupSizeBounds) + 1> group_sizes{};
+  // Events answered, by who asked for them and what became of them: a ProjectionOutcome's name,
+  // or "not_projected" for the events of a unit answered with an error (retry later).
+  std::map<std::pair<domain::ProjectedBy, std::string>, int64_t> outcomes;
 };
 
 class ProjectionEngine final : public UnitProjector {
@@ -78,6 +90,9 @@ class ProjectionEngine final : public UnitProjector {
 
  private:
   void RunGroup(std::vector<Submission> group) ABSL_LOCKS_EXCLUDED(mu_);
+  // Answers a unit and counts what became of its events.
+  void Answer(Submission& submission, domain::ProjectedBy by, size_t events, UnitResult result)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   GroupProjector& projector_;
   mutable absl::Mutex mu_;

@@ -59,6 +59,7 @@ class WallReader {
   }
 
   WallReaderStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
+  int queued() const { return queue_.queued(); }
 
  private:
   void RunGroup(std::vector<WallRead> group) ABSL_LOCKS_EXCLUDED(mu_);

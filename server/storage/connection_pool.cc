@@ -38,12 +38,17 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire() {
       auto can_proceed = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return !idle_.empty() || open_ < options_.max_size;
       };
-      if (!mu_.AwaitWithDeadline(absl::Condition(&can_proceed), deadline)) {
+      const absl::Time wait_from = absl::Now();
+      const bool got = mu_.AwaitWithDeadline(absl::Condition(&can_proceed), deadline);
+      acquire_wait_total_ += absl::Now() - wait_from;
+      if (!got) {
+        ++exhausted_total_;
         return absl::UnavailableError(
             absl::StrFormat("database connection pool exhausted: all %d sessions busy for %s",
                             options_.max_size, absl::FormatDuration(options_.acquire_timeout)));
       }
       suspect_before = suspect_before_;
+      ++acquired_total_;
       if (!idle_.empty()) {
         conn = std::move(idle_.back());
         idle_.pop_back();
@@ -90,8 +95,13 @@ void ConnectionPool::Return(std::unique_ptr<SqlConnection> conn) {
 
 PoolStats ConnectionPool::Stats() const {
   absl::MutexLock lock(&mu_);
-  return PoolStats{static_cast<int>(idle_.size()), open_ - static_cast<int>(idle_.size()),
-                   discarded_total_, opened_total_};
+  return PoolStats{static_cast<int>(idle_.size()),
+                   open_ - static_cast<int>(idle_.size()),
+                   discarded_total_,
+                   opened_total_,
+                   acquired_total_,
+                   acquire_wait_total_,
+                   exhausted_total_};
 }
 
 }  // namespace giftwall::storage

@@ -55,6 +55,9 @@ struct PoolStats {
   int leased = 0;
   int64_t discarded_total = 0;
   int64_t opened_total = 0;
+  int64_t acquired_total = 0;
+  absl::Duration acquire_wait_total;  // how long Acquire waited for a free session, in all
+  int64_t exhausted_total = 0;        // Acquire calls that waited in vain (UNAVAILABLE)
 };
 
 class ConnectionPool {
@@ -86,6 +89,9 @@ class ConnectionPool {
   // Idle sessions last used before this are pinged before reuse.
   absl::Time suspect_before_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   int64_t opened_total_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t acquired_total_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration acquire_wait_total_ ABSL_GUARDED_BY(mu_);
+  int64_t exhausted_total_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace giftwall::storage

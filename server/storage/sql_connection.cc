@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "glog/logging.h"
 
 namespace giftwall::storage {
@@ -55,6 +56,17 @@ absl::StatusCode CodeFor(int code) {
   }
 }
 
+absl::Mutex error_counts_mu(absl::kConstInit);
+std::map<int, int64_t>& ErrorCounts() ABSL_EXCLUSIVE_LOCKS_REQUIRED(error_counts_mu) {
+  static auto* const counts = new std::map<int, int64_t>();
+  return *counts;
+}
+
+void CountError(int code) {
+  absl::MutexLock lock(&error_counts_mu);
+  ++ErrorCounts()[code];
+}
+
 absl::Status MysqlError(int code, absl::string_view sqlstate, absl::string_view message) {
   absl::Status status(CodeFor(code),
                       absl::StrFormat("mysql error %d (%s): %s", code, sqlstate, message));
@@ -89,6 +101,11 @@ void Bind(sql::PreparedStatement& stmt, std::initializer_list<SqlParam> params) 
 }  // namespace
 
 void InitMysqlDriver() { Driver(); }
+
+std::map<int, int64_t> MysqlErrorCounts() {
+  absl::MutexLock lock(&error_counts_mu);
+  return ErrorCounts();
+}
 
 int MysqlErrno(const absl::Status& status) {
   absl::optional<absl::Cord> payload = status.GetPayload(kErrnoPayload);
@@ -152,9 +169,11 @@ absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Open(const MysqlEn
     conn.reset(new SqlConnection(std::unique_ptr<sql::Connection>(Driver()->connect(props))));
     conn->direct_.reset(conn->conn_->createStatement());
   } catch (const sql::SQLException& e) {
+    CountError(e.getErrorCode());
     return absl::UnavailableError(absl::StrFormat("cannot connect to %s: mysql error %d: %s",
                                                   endpoint.Describe(), e.getErrorCode(), e.what()));
   } catch (const std::exception& e) {
+    CountError(0);
     return absl::UnavailableError(
         absl::StrFormat("cannot connect to %s: %s", endpoint.Describe(), e.what()));
   }
@@ -196,6 +215,7 @@ absl::Status SqlConnection::FromCurrentException(absl::string_view sql) {
     throw;
   } catch (const sql::SQLException& e) {
     const int code = e.getErrorCode();
+    CountError(code);
     if (IsConnectionErrno(code) || code == 0) broken_ = true;
     if (code == 0) {
       // The connector's own errors (no server error number) leave the session in an
@@ -205,6 +225,7 @@ absl::Status SqlConnection::FromCurrentException(absl::string_view sql) {
     }
     return MysqlError(code, e.getSQLStateCStr(), e.what());
   } catch (const std::exception& e) {
+    CountError(0);
     broken_ = true;
     return absl::InternalError(absl::StrCat("mysql connector error: ", e.what()));
   }

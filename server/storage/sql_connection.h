@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -47,6 +48,10 @@ inline constexpr int kStatementTimeoutMysql = 3024;
 
 // The server's error number behind a status returned by this layer; 0 if there is none.
 int MysqlErrno(const absl::Status& status);
+
+// How many errors sessions of this process have met, by MySQL/MariaDB error number (0: the
+// connector's own, with no server error number): for the metrics.
+std::map<int, int64_t> MysqlErrorCounts();
 // Deadlock or lock-wait timeout: the work was sound, another transaction was in the way.
 bool IsContention(const absl::Status& status);
 // An error no retry can fix: a value out of range or too long for its column.

@@ -11,6 +11,19 @@ CatchUpWorker::CatchUpWorker(projection::Recovery& recovery, storage::LedgerRepo
                              storage::ScanLocks* locks, CatchUpOptions options)
     : recovery_(recovery), ledger_(ledger), locks_(locks), options_(std::move(options)) {}
 
+void CatchUpWorker::ReportStatus(const std::string& app) {
+  if (sink_ == nullptr) return;
+  auto [last, fresh] = reported_.try_emplace(app, absl::InfinitePast());
+  if (!fresh && absl::Now() - last->second < options_.status_every) return;
+  absl::StatusOr<storage::ProjectionStatus> status = ledger_.Status(app);
+  if (!status.ok()) {
+    LOG(WARNING) << "catch-up: cannot measure the status of app " << app << ": " << status.status();
+    return;
+  }
+  last->second = absl::Now();
+  sink_->Report(app, *status);
+}
+
 void CatchUpWorker::Start() {
   CHECK(!thread_.joinable()) << "catch-up worker started twice";
   thread_ = std::thread([this] {
@@ -68,6 +81,7 @@ CatchUpRound CatchUpWorker::RunRound() {
       }
       if (!*mine) {
         ++round.skipped;
+        if (sink_ != nullptr && reported_.erase(app) > 0) sink_->Forget(app);
         continue;
       }
     }
@@ -98,6 +112,7 @@ CatchUpRound CatchUpWorker::RunRound() {
     }
     round.projected += projected;
     round.dead += dead;
+    ReportStatus(app);
   }
   return round;
 }

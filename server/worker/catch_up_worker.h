@@ -33,6 +33,18 @@ struct CatchUpOptions {
   // Candidates per pass (1..100), and passes per app per round.
   int batch = 100;
   int max_passes = 50;
+  // How often the status (lag, dead events) of an app this replica scans is reported.
+  absl::Duration status_every = absl::Seconds(30);
+};
+
+// Told, now and then, the projection status (lag, dead events) of each app this replica scans:
+// measured by the one replica that scans it, so that replicas do not multiply the SQL it needs.
+class AppStatusSink {
+ public:
+  virtual ~AppStatusSink() = default;
+  virtual void Report(const std::string& app_code, const storage::ProjectionStatus& status) = 0;
+  // This replica no longer scans the app: its figures are another's to report.
+  virtual void Forget(const std::string& app_code) = 0;
 };
 
 // What one round did, summed over its app codes.
@@ -51,6 +63,10 @@ class CatchUpWorker {
                 storage::ScanLocks* locks, CatchUpOptions options);
   ~CatchUpWorker() { Stop(); }
 
+  // Reports the status of the apps it scans to `sink` (which must outlive the worker). Before
+  // Start.
+  void ReportStatusTo(AppStatusSink* sink) { sink_ = sink; }
+
   // Runs a round now and then every interval, on a thread of its own.
   void Start();
   // Asks the worker to stop after the pass in progress, without waiting.
@@ -62,12 +78,16 @@ class CatchUpWorker {
   CatchUpRound RunRound() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // Reports the app's status to the sink, if it is due.
+  void ReportStatus(const std::string& app) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   projection::Recovery& recovery_;
   storage::LedgerRepository& ledger_;
   storage::ScanLocks* const locks_ ABSL_PT_GUARDED_BY(mu_);
   const CatchUpOptions options_;
   absl::Mutex mu_;  // one round at a time
   std::map<std::string, domain::ScanHorizon> horizons_ ABSL_GUARDED_BY(mu_);
+  AppStatusSink* sink_ = nullptr;
+  std::map<std::string, absl::Time> reported_ ABSL_GUARDED_BY(mu_);  // when, by app
   absl::Notification stop_;
   std::thread thread_;
 };

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -397,6 +398,60 @@ TEST_F(ServerE2eTest, ConnectionsEndAfterMaxConnectionAgeAndClientsReconnect) {
   }
   EXPECT_TRUE(ended) << "the server never ended the connection";
   EXPECT_TRUE(check().ok()) << "the client did not reconnect";
+}
+
+// Prometheus metrics on their own port: gRPC's under go-grpc-prometheus's names, pre-initialized
+// for every method, and the projection's own.
+TEST_F(ServerE2eTest, MetricsCountCallsUnderGoGrpcPrometheusNamesAndTheProjection) {
+  const int metrics_port = testing::FreePort();
+  // The scan measures the apps it finds in the outbox.
+  db_->InsertOutbox("metrics", "M0", "WalletGiftDebited",
+                    R"({"target_user_id":7,"gift_id":"rose","gift_count":1})", 1'700'000'000'000);
+  ServerProcess server(db_->url(), {absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port),
+                                    "--catchup_interval=100ms", "--catchup_min_age=0s",
+                                    "--catchup_status_every=100ms"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  v1::ProjectMessageResponse response;
+  ASSERT_TRUE(Project(Message("metrics", "M1",
+                              R"({"target_user_id":7,"gift_id":"rose",)"
+                              R"("gift_count":1})"),
+                      &response, &server)
+                  .ok());
+  ASSERT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_PROJECTED);
+  ASSERT_FALSE(Project(Message("metrics", "", "{}"), nullptr, &server).ok());
+  std::string metrics;
+  for (int i = 0; i < 100; ++i) {
+    metrics = testing::HttpGet(metrics_port, "/metrics");
+    if (absl::StrContains(metrics, "giftwall_projection_lag_seconds{app_code=\"metrics\"}")) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  const std::string unary = R"(grpc_service="giftwall.v1.GiftWallService",grpc_type="unary"})";
+  for (const std::string& line :
+       {absl::StrCat(R"(grpc_server_started_total{grpc_method="ProjectMessage",)", unary, " 2"),
+        absl::StrCat(R"(grpc_server_handled_total{grpc_code="OK",grpc_method="ProjectMessage",)",
+                     unary, " 1"),
+        absl::StrCat(R"(grpc_server_handled_total{grpc_code="InvalidArgument",)",
+                     R"(grpc_method="ProjectMessage",)", unary, " 1"),
+        // Pre-initialized: a method nobody called, a code nobody got.
+        absl::StrCat(R"(grpc_server_handled_total{grpc_code="Unavailable",)",
+                     R"(grpc_method="ListGiftWallSenders",)", unary, " 0"),
+        std::string(R"(grpc_server_started_total{grpc_method="Check",)"
+                    R"(grpc_service="grpc.health.v1.Health",grpc_type="unary"})"),
+        absl::StrCat(R"(grpc_server_msg_received_total{grpc_method="ProjectMessage",)", unary,
+                     " 2"),
+        absl::StrCat(R"(grpc_server_handling_seconds_count{grpc_method="ProjectMessage",)", unary,
+                     " 2"),
+        std::string(R"(giftwall_projection_events_total{outcome="projected",source="relay"} 1)"),
+        std::string(R"(giftwall_projection_events_total{outcome="projected",source="scan"} 1)"),
+        std::string("giftwall_projection_group_events_count "),
+        std::string(R"(giftwall_projection_unprojected_events{app_code="metrics"} 0)"),
+        std::string(R"(giftwall_db_pool_sessions{state="in_use"})"),
+        std::string(R"(giftwall_queue_depth{queue="projection"} 0)"),
+        std::string("giftwall_build_info{version=")}) {
+    EXPECT_TRUE(absl::StrContains(metrics, line)) << "no series " << line;
+  }
 }
 
 TEST_F(ServerE2eTest, BadInputGetsWhatTheContractSays) {

@@ -17,6 +17,9 @@ namespace giftwall::testing {
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreePort();
 
+// The body of an HTTP/1.0 GET of http://127.0.0.1:`port``path`; empty if it fails.
+std::string HttpGet(int port, const std::string& path);
+
 // Starts `args` (argv[0] a path) with stdout and stderr going to `log_path`; -1 on failure.
 pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path);
 
