@@ -63,6 +63,21 @@ class ProjectionEngineTest : public ProjectionTest {
   }
   void Release() { ASSERT_TRUE(blocker_->ExecuteDirect("ROLLBACK").ok()); }
 
+  // Projects user 1's "rose", holds its row, and submits a call on it: the lane that takes the
+  // call waits on the row until Release(). Returns once a lane has taken it.
+  void OccupyALane(ProjectionEngine& engine, std::function<void(UnitResult)> done) {
+    ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
+    HoldWallRow();
+    engine.Submit(
+        {Single(Event("first", GiftPayloadJson(1, "rose", 1))), std::move(done), nullptr});
+    while (engine.queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+    absl::SleepFor(absl::Milliseconds(50));
+    ASSERT_EQ(db_.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE event_id = "
+                           "'first'"),
+              0)
+        << "the lane's call was not held up";
+  }
+
   std::unique_ptr<storage::SqlConnection> blocker_;
 };
 
@@ -71,15 +86,11 @@ class ProjectionEngineTest : public ProjectionTest {
 // duplicates and bad events included.
 TEST_F(ProjectionEngineTest,
        Rule2_CallsThatArriveDuringATransactionCommitTogetherEachWithItsOutcome) {
-  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
   EngineOptions options;
   options.lanes = 1;
   std::unique_ptr<ProjectionEngine> engine = Engine(options);
-  HoldWallRow();
-  // The first call takes the lane and waits on the held row.
   Answers first(1);
-  engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), first.For(0), nullptr});
-  while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+  OccupyALane(*engine, first.For(0));
 
   Answers answers(52);
   for (int i = 0; i < 50; ++i) {
@@ -113,16 +124,13 @@ TEST_F(ProjectionEngineTest,
 // An event that overflows its wall, gathered with others: only it goes dead (its group is split
 // until it is alone), every other call projects.
 TEST_F(ProjectionEngineTest, Rule6_AnOverflowInAGatheredGroupKillsOnlyItsEvent) {
-  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
   ASSERT_EQ(Project(Event("big", GiftPayloadJson(2, "lily", std::numeric_limits<int64_t>::max()))),
             ProjectionOutcome::kProjected);
   EngineOptions options;
   options.lanes = 1;
   std::unique_ptr<ProjectionEngine> engine = Engine(options);
-  HoldWallRow();
   Answers first(1);
-  engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), first.For(0), nullptr});
-  while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+  OccupyALane(*engine, first.For(0));
   Answers answers(21);
   for (size_t i = 0; i < 20; ++i) {
     engine->Submit({Single(Event(absl::StrCat("E", i), GiftPayloadJson(3 + i % 4, "lily", 2))),
@@ -149,15 +157,12 @@ TEST_F(ProjectionEngineTest, Rule6_AnOverflowInAGatheredGroupKillsOnlyItsEvent) 
 // Without group commit, a free lane takes the next call however few wait: a call is not held up
 // behind a transaction that waits.
 TEST_F(ProjectionEngineTest, WithGroupCommitOffAFreeLaneTakesTheNextCallAtOnce) {
-  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
   EngineOptions options;
   options.lanes = 2;
   options.group_commit = false;
   std::unique_ptr<ProjectionEngine> engine = Engine(options);
-  HoldWallRow();
   Answers held(1);
-  engine->Submit({Single(Event("held", GiftPayloadJson(1, "rose", 1))), held.For(0), nullptr});
-  while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+  OccupyALane(*engine, held.For(0));
   absl::StatusOr<domain::ProjectionResult> other =
       engine->Project(Event("other", GiftPayloadJson(2, "rose", 1)), ProjectedBy::kRelay);
   ASSERT_TRUE(other.ok()) << other.status();
@@ -167,14 +172,12 @@ TEST_F(ProjectionEngineTest, WithGroupCommitOffAFreeLaneTakesTheNextCallAtOnce) 
 }
 
 TEST_F(ProjectionEngineTest, WithGroupCommitOffEveryCallIsATransactionOfItsOwn) {
-  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
   EngineOptions options;
   options.lanes = 1;
   options.group_commit = false;
   std::unique_ptr<ProjectionEngine> engine = Engine(options);
-  HoldWallRow();
   Answers answers(11);
-  engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), answers.For(0), nullptr});
+  OccupyALane(*engine, answers.For(0));
   for (size_t i = 1; i <= 10; ++i) {
     engine->Submit({Single(Event(absl::StrCat("E", i), GiftPayloadJson(2, "rose", 1))),
                     answers.For(i), nullptr});
@@ -186,15 +189,12 @@ TEST_F(ProjectionEngineTest, WithGroupCommitOffEveryCallIsATransactionOfItsOwn) 
 }
 
 TEST_F(ProjectionEngineTest, AGroupHoldsAtMostMaxGroupEventsAndABatchIsNeverSplitAcrossGroups) {
-  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
   EngineOptions options;
   options.lanes = 1;
   options.max_group_events = 10;
   std::unique_ptr<ProjectionEngine> engine = Engine(options);
-  HoldWallRow();
   Answers answers(4);
-  engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), answers.For(0), nullptr});
-  while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+  OccupyALane(*engine, answers.For(0));
   std::vector<domain::GiftEvent> batch;
   for (int i = 0; i < 25; ++i)
     batch.push_back(Event(absl::StrCat("B", i), GiftPayloadJson(2, "g", 1)));
@@ -212,15 +212,12 @@ TEST_F(ProjectionEngineTest, AGroupHoldsAtMostMaxGroupEventsAndABatchIsNeverSpli
 }
 
 TEST_F(ProjectionEngineTest, AFullQueueAnswersResourceExhaustedAtOnceAndShutdownAnswersTheRest) {
-  ASSERT_EQ(Project(Event("seed", GiftPayloadJson(1, "rose", 1))), ProjectionOutcome::kProjected);
   EngineOptions options;
   options.lanes = 1;
   options.queue_capacity = 2;
   std::unique_ptr<ProjectionEngine> engine = Engine(options);
-  HoldWallRow();
   Answers answers(4);
-  engine->Submit({Single(Event("first", GiftPayloadJson(1, "rose", 1))), answers.For(0), nullptr});
-  while (engine->queued() > 0) absl::SleepFor(absl::Milliseconds(1));
+  OccupyALane(*engine, answers.For(0));
   for (size_t i = 1; i <= 3; ++i) {
     engine->Submit({Single(Event(absl::StrCat("E", i), GiftPayloadJson(2, "rose", 1))),
                     answers.For(i), nullptr});
