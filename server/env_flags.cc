@@ -7,9 +7,27 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
+extern char** environ;
+
 namespace giftwall {
+
+void WarnOfUnknownVariables(absl::string_view prefix, absl::string_view program) {
+  const auto flags = absl::GetAllFlags();
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const absl::string_view assignment = *entry;
+    const absl::string_view variable = assignment.substr(0, assignment.find('='));
+    if (!absl::StartsWith(variable, prefix)) continue;
+    const absl::string_view suffix = variable.substr(prefix.size());
+    const std::string name = absl::AsciiStrToLower(suffix);
+    if (flags.contains(name) && suffix == absl::AsciiStrToUpper(name)) continue;
+    std::fprintf(stderr, "warning: %.*s names no flag of %.*s: ignored\n",
+                 static_cast<int>(variable.size()), variable.data(),
+                 static_cast<int>(program.size()), program.data());
+  }
+}
 
 std::vector<char*> ParseFlagsWithEnvironment(int argc, char** argv, absl::string_view prefix) {
   for (const auto& [name, flag] : absl::GetAllFlags()) {

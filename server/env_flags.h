@@ -14,6 +14,10 @@ namespace giftwall {
 // clear line if a value does not parse.
 std::vector<char*> ParseFlagsWithEnvironment(int argc, char** argv, absl::string_view prefix);
 
+// Warns on stderr of each PREFIX variable that names no flag of PROGRAM. In a ConfigMap such a
+// variable is most likely a typo, which would silently leave its flag at the default.
+void WarnOfUnknownVariables(absl::string_view prefix, absl::string_view program);
+
 }  // namespace giftwall
 
 #endif  // GIFTWALL_SERVER_ENV_FLAGS_H_

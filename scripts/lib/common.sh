@@ -14,6 +14,11 @@ GIFTWALL_PACKAGES=(
   mariadb-server mariadb-client
 )
 
+# What scripts/test needs besides: promtool (package prometheus) checks the alert rules, and
+# tests/deploy runs on Node.js (nodejs and npm unless the machine has its own npm already).
+GIFTWALL_TEST_PACKAGES=(prometheus)
+command -v npm >/dev/null || GIFTWALL_TEST_PACKAGES+=(nodejs npm)
+
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -109,4 +114,15 @@ mariadb_stop() {
   done
   kill -9 "$MARIADB_PID" 2>/dev/null || true
   MARIADB_PID=
+}
+
+# npm_install DIR: installs DIR's package-lock.json into DIR/node_modules, unless that lock file
+# was installed there already.
+npm_install() {
+  local dir=$1
+  local stamp=$dir/node_modules/.installed-package-lock.json
+  cmp -s "$dir/package-lock.json" "$stamp" && return 0
+  log "npm ci in ${dir#"$GIFTWALL_ROOT"/}"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci in $dir failed"
+  cp "$dir/package-lock.json" "$stamp"
 }

@@ -109,6 +109,19 @@ TEST(ServerConfig, InvalidConfigurationFailsAtStartWithOneClearLine) {
   EXPECT_THAT(output, HasSubstr("--listen: \"nope\" is not host:port"));
 }
 
+// The ConfigMap's way in: GIFTWALL_<FLAG> sets --<flag>, and a variable that names no flag (a
+// typo that would leave its flag at the default) is reported.
+TEST(ServerConfig, EnvironmentSetsFlagsAndReportsVariablesThatNameNone) {
+  setenv("GIFTWALL_LISTEN", "nope", 1);
+  setenv("GIFTWALL_MYSQL_URLL", "mysql://u@h/d", 1);
+  std::string output;
+  EXPECT_EQ(RunCommand({GIFTWALL_SERVER_BIN, "--mysql_url=mysql://u@h/d"}, &output), 2);
+  unsetenv("GIFTWALL_LISTEN");
+  unsetenv("GIFTWALL_MYSQL_URLL");
+  EXPECT_THAT(output, HasSubstr("warning: GIFTWALL_MYSQL_URLL names no flag of giftwall-server"));
+  EXPECT_THAT(output, HasSubstr("--listen: \"nope\" is not host:port"));
+}
+
 TEST_F(ServerE2eTest, ReflectionListsDescribesAndCallsEveryService) {
   testing::ReflectionClient reflection(server_->Channel());
   absl::StatusOr<std::vector<std::string>> services = reflection.ListServices();

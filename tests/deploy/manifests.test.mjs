@@ -1,0 +1,243 @@
+// deploy/k8s, checked without a cluster: every overlay renders, every object matches its schema,
+// the pods are admitted by Pod Security "restricted", and the objects fit together the way the
+// service needs (probes on the ports it listens on, selectors that select, a Job per release,
+// alerts that fire when they should). Run by ctest (deploy_manifests_test).
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { stringify } from "yaml";
+import {
+  find,
+  generatedConfigMap,
+  matches,
+  overlayNames,
+  podTemplates,
+  render,
+  renderUnavailable,
+  repoRoot,
+} from "./lib/render.mjs";
+import { validateObject } from "./lib/schemas.mjs";
+import { durationSeconds, portOf } from "./lib/values.mjs";
+
+const unavailable = renderUnavailable();
+if (unavailable) {
+  console.log(`skipped: cannot render the manifests here: ${unavailable}`);
+  process.exit(77);
+}
+
+// Pod Security Standards, "restricted" profile: the volume types it allows.
+const restrictedVolumeTypes = new Set([
+  "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret",
+]);
+
+function allContainers(spec) {
+  return [...(spec.initContainers ?? []), ...(spec.containers ?? []), ...(spec.ephemeralContainers ?? [])];
+}
+
+// What the restricted profile (and this service: no token, nothing written) forbids, as
+// messages; empty when the pod is admitted.
+function restrictedViolations(spec) {
+  const problems = [];
+  const pod = spec.securityContext ?? {};
+  for (const field of ["hostNetwork", "hostPID", "hostIPC"]) if (spec[field]) problems.push(`${field} is set`);
+  if (spec.automountServiceAccountToken !== false) problems.push("the service-account token is mounted");
+  for (const volume of spec.volumes ?? []) {
+    const type = Object.keys(volume).find((key) => key !== "name");
+    if (!restrictedVolumeTypes.has(type)) problems.push(`volume ${volume.name} is of type ${type}`);
+  }
+  if (pod.runAsUser === 0) problems.push("the pod runs as uid 0");
+  for (const c of allContainers(spec)) {
+    const sc = c.securityContext ?? {};
+    const where = `container ${c.name}`;
+    if (sc.privileged) problems.push(`${where} is privileged`);
+    if (sc.allowPrivilegeEscalation !== false) problems.push(`${where} may escalate privileges`);
+    if (!(sc.runAsNonRoot ?? pod.runAsNonRoot)) problems.push(`${where} may run as root`);
+    if (sc.runAsUser === 0) problems.push(`${where} runs as uid 0`);
+    const seccomp = (sc.seccompProfile ?? pod.seccompProfile)?.type;
+    if (seccomp !== "RuntimeDefault" && seccomp !== "Localhost") problems.push(`${where} has seccomp ${seccomp}`);
+    if (!sc.capabilities?.drop?.includes("ALL")) problems.push(`${where} does not drop ALL capabilities`);
+    for (const added of sc.capabilities?.add ?? []) {
+      if (added !== "NET_BIND_SERVICE") problems.push(`${where} adds capability ${added}`);
+    }
+    if (sc.readOnlyRootFilesystem !== true) problems.push(`${where} may write its root filesystem`);
+    for (const port of c.ports ?? []) if (port.hostPort) problems.push(`${where} uses host port ${port.hostPort}`);
+  }
+  return problems;
+}
+
+describe("the base", () => {
+  test("leaves the image and the database to the overlays", () => {
+    const out = spawnSync("kubectl", ["kustomize", join(repoRoot, "deploy/k8s/base")], { encoding: "utf8" });
+    assert.equal(out.status, 0, out.stderr);
+    assert.doesNotMatch(out.stdout, /GIFTWALL_MYSQL_URL/);
+    assert.match(out.stdout, /image: giftwall$/m);
+  });
+});
+
+for (const overlay of overlayNames()) {
+  describe(`overlay ${overlay}`, () => {
+    const objects = render(overlay);
+    const config = generatedConfigMap(objects, "giftwall").data;
+    const server = find(objects, "Deployment", "giftwall");
+    const serverPod = server.spec.template.spec;
+    const serverContainer = serverPod.containers.find((c) => c.name === "giftwall");
+
+    test("every object matches its schema", async () => {
+      for (const object of objects) await validateObject(object);
+    });
+
+    test("every pod is admitted under Pod Security restricted", () => {
+      for (const { owner, template } of podTemplates(objects)) {
+        assert.deepEqual(restrictedViolations(template.spec), [], owner);
+      }
+    });
+
+    test("every container has requests, and a memory limit", () => {
+      for (const { owner, template } of podTemplates(objects)) {
+        for (const c of template.spec.containers) {
+          const { requests = {}, limits = {} } = c.resources ?? {};
+          assert.ok(requests.cpu && requests.memory && limits.memory, `${owner} ${c.name}: ${JSON.stringify(c.resources)}`);
+        }
+      }
+    });
+
+    test("runs one released image, set by the overlay", () => {
+      const images = new Set(podTemplates(objects).flatMap(({ template }) => template.spec.containers.map((c) => c.image)));
+      assert.equal(images.size, 1, [...images].join(", "));
+      const [image] = images;
+      const tag = image.split("/").pop().split(":")[1];
+      assert.ok(tag && tag !== "latest", `${image} has no release tag`);
+    });
+
+    test("the database is the overlay's", () => {
+      const url = new URL(config.GIFTWALL_MYSQL_URL);
+      assert.equal(url.protocol, "mysql:");
+      assert.ok(!["localhost", "127.0.0.1", ""].includes(url.hostname), url.hostname);
+      assert.equal(url.password, "", "the password comes from the secret file, not the ConfigMap");
+      assert.ok(config.GIFTWALL_MYSQL_PASSWORD_FILE.startsWith(serverContainer.volumeMounts[0].mountPath));
+    });
+
+    test("probes ask the gRPC health service on the port the server listens on", () => {
+      const listenPort = portOf(config.GIFTWALL_LISTEN);
+      for (const deployment of objects.filter((o) => o.kind === "Deployment")) {
+        const c = deployment.spec.template.spec.containers.find((x) => x.name === "giftwall");
+        const where = `Deployment/${deployment.metadata.name}`;
+        assert.equal(c.ports.find((p) => p.name === "grpc").containerPort, listenPort, where);
+        assert.equal(c.readinessProbe?.grpc?.service, "readiness", `${where}: readiness`);
+        // A database outage makes a pod unready, never restarts it.
+        assert.ok(c.livenessProbe?.grpc && !c.livenessProbe.grpc.service, `${where}: liveness`);
+        for (const kind of ["startupProbe", "readinessProbe", "livenessProbe"]) {
+          const probe = c[kind];
+          if (!probe) continue;
+          assert.equal(probe.grpc?.port, listenPort, `${where} ${kind}`);
+          assert.ok(probe.timeoutSeconds >= 1 && probe.timeoutSeconds <= probe.periodSeconds, `${where} ${kind} timeout`);
+        }
+      }
+    });
+
+    test("pods drain before they are killed", () => {
+      const drain = durationSeconds(config.GIFTWALL_DRAIN_DELAY) + durationSeconds(config.GIFTWALL_SHUTDOWN_GRACE);
+      assert.ok(drain >= 1, "a drain delay leaves time to leave the endpoints");
+      for (const deployment of objects.filter((o) => o.kind === "Deployment")) {
+        const grace = deployment.spec.template.spec.terminationGracePeriodSeconds;
+        assert.ok(grace >= drain + 5, `${deployment.metadata.name}: ${grace}s < ${drain}s of drain + 5s`);
+      }
+    });
+
+    test("the autoscaler owns the serving replicas, one of which may be disrupted at a time", () => {
+      const hpa = find(objects, "HorizontalPodAutoscaler", "giftwall");
+      assert.deepEqual(hpa.spec.scaleTargetRef, { apiVersion: "apps/v1", kind: "Deployment", name: "giftwall" });
+      assert.ok(hpa.spec.minReplicas >= 1 && hpa.spec.minReplicas <= hpa.spec.maxReplicas);
+      assert.equal(server.spec.replicas, undefined, "a replicas field would undo the autoscaler at each apply");
+      const pdb = find(objects, "PodDisruptionBudget", "giftwall");
+      assert.ok(matches(pdb.spec.selector.matchLabels, server.spec.template.metadata.labels));
+      assert.equal(pdb.spec.maxUnavailable, 1);
+      assert.ok(serverPod.topologySpreadConstraints.some((c) => c.topologyKey === "kubernetes.io/hostname"));
+    });
+
+    test("each release migrates in a Job of its own, cleaned up after", () => {
+      const jobs = objects.filter((o) => o.kind === "Job");
+      assert.equal(jobs.length, 1);
+      const [job] = jobs;
+      const tag = serverContainer.image.split(":").pop();
+      assert.equal(job.metadata.name, `giftwall-migrate-${tag}`);
+      assert.ok(job.metadata.name.length <= 63, "the name is a pod label value: 63 characters at most");
+      assert.match(job.metadata.name, /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+      assert.deepEqual(job.spec.template.spec.containers[0].args, ["migrate"]);
+      assert.ok(job.spec.ttlSecondsAfterFinished > 0 && job.spec.activeDeadlineSeconds > 0);
+      assert.equal(job.spec.template.spec.restartPolicy, "Never");
+    });
+
+    test("each Service selects one workload's pods, on ports they have", () => {
+      const workloads = podTemplates(objects);
+      for (const service of objects.filter((o) => o.kind === "Service")) {
+        const selected = workloads.filter(({ template }) => matches(service.spec.selector, template.metadata.labels));
+        assert.equal(selected.length, 1, `Service/${service.metadata.name} selects ${selected.map((w) => w.owner)}`);
+        const ports = selected[0].template.spec.containers.flatMap((c) => c.ports ?? []);
+        for (const port of service.spec.ports) {
+          assert.ok(ports.some((p) => p.name === port.targetPort), `Service/${service.metadata.name}: ${port.targetPort}`);
+        }
+      }
+      assert.equal(find(objects, "Service", "giftwall-headless").spec.clusterIP, "None");
+      assert.ok(find(objects, "Service", "giftwall").spec.clusterIP === undefined);
+    });
+
+    test("Prometheus scrapes every serving and admin pod once", () => {
+      const monitor = find(objects, "ServiceMonitor", "giftwall");
+      const scraped = objects.filter((o) => o.kind === "Service" && matches(monitor.spec.selector.matchLabels, o.metadata.labels));
+      assert.deepEqual(scraped.map((s) => s.metadata.name).sort(), ["giftwall-admin", "giftwall-headless"]);
+      for (const service of scraped) {
+        for (const endpoint of monitor.spec.endpoints) {
+          assert.ok(service.spec.ports.some((p) => p.name === endpoint.port), `${service.metadata.name}: ${endpoint.port}`);
+        }
+      }
+      assert.equal(portOf(config.GIFTWALL_METRICS_LISTEN), serverContainer.ports.find((p) => p.name === "metrics").containerPort);
+    });
+
+    test("network policies shut every pod but to its callers, operators and Prometheus", () => {
+      const policies = objects.filter((o) => o.kind === "NetworkPolicy");
+      const deny = policies.find((p) => !p.spec.ingress);
+      assert.ok(deny, "a default-deny policy");
+      const allowedFrom = (labels) =>
+        policies
+          .filter((p) => p.spec.ingress && matches(p.spec.podSelector.matchLabels, labels))
+          .flatMap((p) => p.spec.ingress.flatMap((rule) => rule.ports.map((port) => ({ port: port.port, from: rule.from }))));
+      for (const { owner, template } of podTemplates(objects)) {
+        assert.ok(matches(deny.spec.podSelector.matchLabels, template.metadata.labels), `${owner} not under the default deny`);
+        const rules = allowedFrom(template.metadata.labels);
+        const portNames = template.spec.containers.flatMap((c) => (c.ports ?? []).map((p) => p.name));
+        for (const { port } of rules) assert.ok(portNames.includes(port), `${owner}: no port ${port}`);
+        const component = template.metadata.labels["app.kubernetes.io/component"];
+        const expected = { server: "giftwall/caller", admin: "giftwall/operator" }[component];
+        if (!expected) {
+          assert.deepEqual(rules, [], `${owner} takes no connections`);
+          continue;
+        }
+        const grpc = rules.filter((r) => r.port === "grpc").flatMap((r) => r.from);
+        assert.deepEqual(grpc, [{ namespaceSelector: {}, podSelector: { matchLabels: { [expected]: "true" } } }], owner);
+        const metrics = rules.filter((r) => r.port === "metrics").flatMap((r) => r.from);
+        assert.equal(metrics.length, 1, owner);
+        assert.ok(metrics[0].namespaceSelector.matchLabels["kubernetes.io/metadata.name"], owner);
+        assert.equal(metrics[0].podSelector, undefined, owner);
+      }
+    });
+
+    test("the alerts parse, and fire when they should (promtool)", () => {
+      const rule = find(objects, "PrometheusRule", "giftwall");
+      const dir = mkdtempSync(join(tmpdir(), "giftwall-alerts-"));
+      try {
+        writeFileSync(join(dir, "giftwall-rules.yaml"), stringify({ groups: rule.spec.groups }));
+        copyFileSync(join(repoRoot, "tests/deploy/alerts.test.yaml"), join(dir, "alerts.test.yaml"));
+        for (const args of [["check", "rules", "giftwall-rules.yaml"], ["test", "rules", "alerts.test.yaml"]]) {
+          const out = spawnSync("promtool", args, { cwd: dir, encoding: "utf8" });
+          assert.equal(out.status, 0, `promtool ${args.join(" ")}:\n${out.stdout}${out.stderr}`);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+}
