@@ -112,7 +112,12 @@ int Serve(const ServerConfig& config) {
 
   // Built in order of dependency; destroyed in reverse, after the gRPC server.
   storage::ConnectionPool pool(config.pool);
-  storage::WallRepository wall(pool);
+  // Wall reads go to the replica when there is one; the primary serves everything else.
+  std::unique_ptr<storage::ConnectionPool> read_pool;
+  if (config.read_pool.has_value()) {
+    read_pool = std::make_unique<storage::ConnectionPool>(*config.read_pool);
+  }
+  storage::WallRepository wall(read_pool != nullptr ? *read_pool : pool);
   storage::LedgerRepository ledger(pool);
   storage::OutboxRepository outbox(pool);
   storage::WallAuditRepository audit(pool, config.retry);
@@ -140,7 +145,7 @@ int Serve(const ServerConfig& config) {
   std::unique_ptr<metrics::Metrics> metrics;
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<metrics::Metrics>> started = metrics::Metrics::Start(
-        config.metrics_listen, {&pool, &engine, &reader, &workers, &admin_workers},
+        config.metrics_listen, {&pool, read_pool.get(), &engine, &reader, &workers, &admin_workers},
         ServedServices(config));
     if (!started.ok()) {
       LOG(ERROR) << started.status().message();

@@ -22,6 +22,11 @@ ABSL_FLAG(std::string, mysql_url, "",
           "the database: mysql://user[:password]@host:port/database (required)");
 ABSL_FLAG(std::string, mysql_password_file, "",
           "a file holding the database password (overrides a password in --mysql_url)");
+ABSL_FLAG(std::string, mysql_read_url, "",
+          "where GetGiftWall and ListGiftWallSenders read: a replica, mysql://user[:password]@"
+          "host:port/database (without a password, --mysql_password_file's); empty: --mysql_url");
+ABSL_FLAG(int, db_read_pool_size, 8,
+          "most sessions this process opens to --mysql_read_url (when it is set)");
 ABSL_FLAG(std::string, worker_id, "", "this replica's name in logs; default: the host name");
 ABSL_FLAG(int, db_pool_size, 16, "most database sessions this process opens");
 ABSL_FLAG(absl::Duration, db_acquire_timeout, absl::Seconds(2),
@@ -161,6 +166,16 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     if (!s.ok()) return s;
   }
 
+  if (const std::string read_url = absl::GetFlag(FLAGS_mysql_read_url); !read_url.empty()) {
+    absl::StatusOr<storage::MysqlEndpoint> read_endpoint = storage::ParseMysqlUrl(read_url);
+    if (!read_endpoint.ok()) return Invalid("mysql_read_url", read_endpoint.status().message());
+    if (read_endpoint->password.empty()) read_endpoint->password = config.pool.endpoint.password;
+    storage::PoolOptions& read_pool = config.read_pool.emplace(config.pool);
+    read_pool.endpoint = *std::move(read_endpoint);
+    read_pool.max_size = absl::GetFlag(FLAGS_db_read_pool_size);
+    if (absl::Status s = Positive("db_read_pool_size", read_pool.max_size); !s.ok()) return s;
+  }
+
   config.worker_id = std::string(absl::StripAsciiWhitespace(absl::GetFlag(FLAGS_worker_id)));
   if (config.worker_id.empty()) config.worker_id = HostName();
   if (config.worker_id.size() > 128) return Invalid("worker_id", "at most 128 bytes");
@@ -184,11 +199,19 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     if (!s.ok()) return s;
   }
   if (config.drain_delay < absl::ZeroDuration()) return Invalid("drain_delay", "must be >= 0");
-  if (config.engine.lanes + config.reads.lanes >= config.pool.max_size) {
-    return Invalid(
-        "projection_lanes",
-        absl::StrCat("with --read_lanes, must stay below --db_pool_size (", config.pool.max_size,
-                     "): each lane holds a session, and other work needs some too"));
+  // Each lane holds a session while it runs, and other work needs some too.
+  if (!config.read_pool.has_value()) {
+    if (config.engine.lanes + config.reads.lanes >= config.pool.max_size) {
+      return Invalid("projection_lanes",
+                     absl::StrCat("with --read_lanes, must stay below --db_pool_size (",
+                                  config.pool.max_size, ")"));
+    }
+  } else if (config.engine.lanes >= config.pool.max_size) {
+    return Invalid("projection_lanes",
+                   absl::StrCat("must stay below --db_pool_size (", config.pool.max_size, ")"));
+  } else if (config.reads.lanes >= config.read_pool->max_size) {
+    return Invalid("read_lanes", absl::StrCat("must stay below --db_read_pool_size (",
+                                              config.read_pool->max_size, ")"));
   }
 
   worker::CatchUpOptions& catch_up = config.catch_up;
@@ -248,12 +271,15 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
 
 std::string Describe(const ServerConfig& config) {
   return absl::StrFormat(
-      "listen=%s db=%s pool=%d workers=%d queue=%d worker_id=%s max_retries=%d "
+      "listen=%s db=%s pool=%d reads=%s workers=%d queue=%d worker_id=%s max_retries=%d "
       "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
       "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s "
       "keepalive=%s/%s max_connection_age=%s+%s",
-      config.listen, config.pool.endpoint.Describe(), config.pool.max_size, config.worker_threads,
-      config.queue_capacity, config.worker_id, config.retry.max_retries,
+      config.listen, config.pool.endpoint.Describe(), config.pool.max_size,
+      config.read_pool.has_value() ? absl::StrCat(config.read_pool->endpoint.Describe(),
+                                                  " pool=", config.read_pool->max_size)
+                                   : "(db)",
+      config.worker_threads, config.queue_capacity, config.worker_id, config.retry.max_retries,
       config.engine.group_commit ? "on" : "off", config.engine.max_group_events,
       config.engine.lanes, config.reads.lanes,
       absl::FormatDuration(config.pool.session.lock_wait_timeout),

@@ -2,6 +2,7 @@
 #ifndef GIFTWALL_SERVER_SERVER_CONFIG_H_
 #define GIFTWALL_SERVER_SERVER_CONFIG_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -16,7 +17,11 @@ namespace giftwall {
 
 struct ServerConfig {
   std::string listen;
+  // The database: every write, and reads unless read_pool is set.
   storage::PoolOptions pool;
+  // Where wall reads go (GetGiftWall, ListGiftWallSenders): a replica. The primary serves
+  // everything else, readiness included.
+  std::optional<storage::PoolOptions> read_pool;
   // This replica's name in logs.
   std::string worker_id;
   domain::RetryPolicy retry;

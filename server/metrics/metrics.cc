@@ -108,7 +108,7 @@ class ComponentCollector : public prometheus::Collectable {
 
   std::vector<MetricFamily> Collect() const override {
     std::vector<MetricFamily> out;
-    if (sources_.pool != nullptr) CollectPool(*sources_.pool, &out);
+    CollectPools(&out);
     if (sources_.engine != nullptr) CollectEngine(sources_.engine->Stats(), &out);
     if (sources_.reader != nullptr) {
       const reads::WallReaderStats stats = sources_.reader->Stats();
@@ -144,29 +144,34 @@ class ComponentCollector : public prometheus::Collectable {
   }
 
  private:
-  static void CollectPool(const storage::ConnectionPool& pool, std::vector<MetricFamily>* out) {
-    const storage::PoolStats stats = pool.Stats();
+  // One family per figure, a series per pool.
+  void CollectPools(std::vector<MetricFamily>* out) const {
     MetricFamily sessions =
         GaugeFamily("giftwall_db_pool_sessions", "Database sessions of the pool, by state");
-    AddGauge(&sessions, {{"state", "in_use"}}, stats.leased);
-    AddGauge(&sessions, {{"state", "idle"}}, stats.idle);
-    out->push_back(std::move(sessions));
-    MetricFamily max = GaugeFamily("giftwall_db_pool_max_sessions", "The pool's --db_pool_size");
-    AddGauge(&max, {}, pool.options().max_size);
-    out->push_back(std::move(max));
+    MetricFamily max = GaugeFamily("giftwall_db_pool_max_sessions",
+                                   "The pool's size (--db_pool_size, --db_read_pool_size)");
     MetricFamily acquired =
         CounterFamily("giftwall_db_pool_acquired_total", "Sessions handed out by the pool");
-    AddCounter(&acquired, {}, static_cast<double>(stats.acquired_total));
-    out->push_back(std::move(acquired));
     MetricFamily wait = CounterFamily("giftwall_db_pool_wait_seconds_total",
                                       "Time spent waiting for a free session, in all");
-    AddCounter(&wait, {}, absl::ToDoubleSeconds(stats.acquire_wait_total));
-    out->push_back(std::move(wait));
     MetricFamily exhausted =
         CounterFamily("giftwall_db_pool_exhausted_total",
                       "Waits for a session that ended without one (UNAVAILABLE)");
-    AddCounter(&exhausted, {}, static_cast<double>(stats.exhausted_total));
-    out->push_back(std::move(exhausted));
+    const std::pair<const char*, const storage::ConnectionPool*> pools[] = {
+        {"primary", sources_.pool}, {"read", sources_.read_pool}};
+    for (const auto& [name, pool] : pools) {
+      if (pool == nullptr) continue;
+      const storage::PoolStats stats = pool->Stats();
+      AddGauge(&sessions, {{"pool", name}, {"state", "in_use"}}, stats.leased);
+      AddGauge(&sessions, {{"pool", name}, {"state", "idle"}}, stats.idle);
+      AddGauge(&max, {{"pool", name}}, pool->options().max_size);
+      AddCounter(&acquired, {{"pool", name}}, static_cast<double>(stats.acquired_total));
+      AddCounter(&wait, {{"pool", name}}, absl::ToDoubleSeconds(stats.acquire_wait_total));
+      AddCounter(&exhausted, {{"pool", name}}, static_cast<double>(stats.exhausted_total));
+    }
+    for (MetricFamily* family : {&sessions, &max, &acquired, &wait, &exhausted}) {
+      if (!family->metric.empty()) out->push_back(std::move(*family));
+    }
   }
 
   static void CollectEngine(const projection::EngineStats& stats, std::vector<MetricFamily>* out) {

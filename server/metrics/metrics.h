@@ -31,7 +31,8 @@ namespace giftwall::metrics {
 // What the metrics read when scraped. Every pointer must outlive the Metrics; null ones are left
 // out.
 struct Sources {
-  const storage::ConnectionPool* pool = nullptr;
+  const storage::ConnectionPool* pool = nullptr;       // pool="primary"
+  const storage::ConnectionPool* read_pool = nullptr;  // pool="read": --mysql_read_url's
   const projection::ProjectionEngine* engine = nullptr;
   const reads::WallReader* reader = nullptr;
   const transport::WorkerPool* workers = nullptr;

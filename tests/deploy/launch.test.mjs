@@ -16,8 +16,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { checkHealth } from "./lib/grpc_health.mjs";
-import { containerEnvironment, find, generatedConfigMap, overlayNames, render, renderUnavailable } from "./lib/render.mjs";
+import { checkHealth, stringField, unaryCall, varintField } from "./lib/grpc.mjs";
+import { containerEnvironment, find, generatedConfigMap, overlayNames, render, renderUnavailable, repoRoot } from "./lib/render.mjs";
 import { portOf } from "./lib/values.mjs";
 
 const unavailable = renderUnavailable();
@@ -102,11 +102,14 @@ class LocalPod {
     for (const [name, value] of Object.entries(env)) {
       for (const [mountPath, dir] of mounts) if (value.startsWith(`${mountPath}/`)) env[name] = dir + value.slice(mountPath.length);
     }
-    const url = new URL(env.GIFTWALL_MYSQL_URL);
-    this.database.user = decodeURIComponent(url.username);
-    url.host = testServer.host;
-    url.pathname = `/${this.database.name}`;
-    env.GIFTWALL_MYSQL_URL = url.toString();
+    // The primary, and the replica if the overlay reads from one: both are the test's database.
+    for (const name of ["GIFTWALL_MYSQL_URL", "GIFTWALL_MYSQL_READ_URL"]) {
+      if (env[name] === undefined) continue;
+      const url = new URL(env[name]);
+      url.host = testServer.host;
+      url.pathname = `/${this.database.name}`;
+      env[name] = url.toString();
+    }
     // A container that declares no ports (the migration) listens on none.
     if (this.ports.size > 0) {
       for (const name of ["GIFTWALL_LISTEN", "GIFTWALL_METRICS_LISTEN"]) env[name] = withPort(env[name], this.ports);
@@ -134,6 +137,10 @@ class LocalPod {
     this.stderr = "";
     this.process.stderr.on("data", (chunk) => (this.stderr += chunk));
     this.exited = new Promise((resolve) => this.process.on("exit", (code, signal) => resolve({ code, signal })));
+  }
+
+  call(path, message) {
+    return unaryCall(`127.0.0.1:${portOf(this.env.GIFTWALL_LISTEN)}`, path, message, 10_000);
   }
 
   async probe(probe) {
@@ -205,7 +212,14 @@ for (const overlay of overlayNames()) {
         const metrics = await response.text();
         assert.match(metrics, /^giftwall_build_info\{version="[^"]+"\} 1$/m);
         assert.match(metrics, /^grpc_server_handled_total\{.*grpc_method="GetGiftWall".*\} 0$/m);
+        const operations = readFileSync(join(repoRoot, "docs/OPERATIONS.md"), "utf8");
+        for (const [, name] of metrics.matchAll(/^# TYPE ((?:giftwall|grpc)_\S+)/gm)) {
+          assert.ok(operations.includes(`\`${name}\``), `${name} is served but not in docs/OPERATIONS.md's metrics`);
+        }
         assert.doesNotMatch(pod.stderr, /names no flag/);
+        // A wall read: the read path (a replica's URL, user and password) works.
+        const wall = await pod.call("/giftwall.v1.GiftWallService/GetGiftWall", Buffer.concat([stringField(1, "deploy"), varintField(2, 7)]));
+        assert.equal(wall.status, "0", `GetGiftWall: ${wall.status} ${wall.statusMessage ?? ""}\n${pod.stderr}`);
 
         // SIGTERM: out of the endpoints at once, serving on while they update, gone within the
         // grace period, cleanly.

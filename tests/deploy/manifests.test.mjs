@@ -4,7 +4,7 @@
 // alerts that fire when they should). Run by ctest (deploy_manifests_test).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -112,11 +112,16 @@ for (const overlay of overlayNames()) {
       assert.ok(tag && tag !== "latest", `${image} has no release tag`);
     });
 
-    test("the database is the overlay's", () => {
-      const url = new URL(config.GIFTWALL_MYSQL_URL);
-      assert.equal(url.protocol, "mysql:");
-      assert.ok(!["localhost", "127.0.0.1", ""].includes(url.hostname), url.hostname);
-      assert.equal(url.password, "", "the password comes from the secret file, not the ConfigMap");
+    test("the database (and its replica, if any) is the overlay's, with the secret's password", () => {
+      const primary = new URL(config.GIFTWALL_MYSQL_URL);
+      for (const url of [primary, ...(config.GIFTWALL_MYSQL_READ_URL ? [new URL(config.GIFTWALL_MYSQL_READ_URL)] : [])]) {
+        assert.equal(url.protocol, "mysql:");
+        assert.ok(!["localhost", "127.0.0.1", ""].includes(url.hostname), url.hostname);
+        assert.equal(url.password, "", "the password comes from the secret file, not the ConfigMap");
+        // One secret: the replica is read as the same user, of the same database.
+        assert.equal(url.username, primary.username);
+        assert.equal(url.pathname, primary.pathname);
+      }
       assert.ok(config.GIFTWALL_MYSQL_PASSWORD_FILE.startsWith(serverContainer.volumeMounts[0].mountPath));
     });
 
@@ -237,6 +242,22 @@ for (const overlay of overlayNames()) {
         }
       } finally {
         rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    test("every alert links to its section of docs/OPERATIONS.md", () => {
+      // GitHub's anchors: the heading in lower case, without punctuation, spaces as hyphens.
+      const anchors = new Set(
+        readFileSync(join(repoRoot, "docs/OPERATIONS.md"), "utf8")
+          .split("\n")
+          .filter((line) => /^#+ /.test(line))
+          .map((line) => line.replace(/^#+ /, "").trim().toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-")),
+      );
+      const rules = find(objects, "PrometheusRule", "giftwall").spec.groups.flatMap((g) => g.rules);
+      for (const { alert, annotations } of rules.filter((r) => r.alert)) {
+        const [file, anchor] = annotations.runbook.split("#");
+        assert.equal(file, "docs/OPERATIONS.md", alert);
+        assert.ok(anchors.has(anchor), `${alert}: docs/OPERATIONS.md has no heading #${anchor}`);
       }
     });
   });

@@ -107,6 +107,15 @@ TEST(ServerConfig, InvalidConfigurationFailsAtStartWithOneClearLine) {
   EXPECT_EQ(
       RunCommand({GIFTWALL_SERVER_BIN, "--mysql_url=mysql://u@h/d", "--listen=nope"}, &output), 2);
   EXPECT_THAT(output, HasSubstr("--listen: \"nope\" is not host:port"));
+  EXPECT_EQ(RunCommand({GIFTWALL_SERVER_BIN, "--mysql_url=mysql://u@h/d", "--mysql_read_url=h/d"},
+                       &output),
+            2);
+  EXPECT_THAT(output, HasSubstr("--mysql_read_url: mysql_url: must start with mysql://"));
+  EXPECT_EQ(RunCommand({GIFTWALL_SERVER_BIN, "--mysql_url=mysql://u@h/d",
+                        "--mysql_read_url=mysql://u@r/d", "--db_read_pool_size=2"},
+                       &output),
+            2);
+  EXPECT_THAT(output, HasSubstr("--read_lanes: must stay below --db_read_pool_size (2)"));
 }
 
 // The ConfigMap's way in: GIFTWALL_<FLAG> sets --<flag>, and a variable that names no flag (a
@@ -295,6 +304,82 @@ TEST_F(ServerE2eTest, ReflectionSeesCoinsSendersSortsAndSummary) {
   EXPECT_THAT(rpc.error_message(), HasSubstr("another wall or sort"));
 }
 
+// --mysql_read_url: GetGiftWall and ListGiftWallSenders read the replica; every write, and
+// readiness, stay on the primary. The "replica" is a database of its own, copied by hand.
+TEST_F(ServerE2eTest, WallsAreReadFromTheReadUrlAndWrittenToThePrimary) {
+  testing::TestDatabase primary;
+  testing::TestDatabase replica;
+  const int metrics_port = testing::FreePort();
+  ServerProcess server(primary.url(), {absl::StrCat("--mysql_read_url=", replica.url()),
+                                       absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port)});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  auto stub = v1::GiftWallService::NewStub(server.Channel());
+  const auto read = [&](v1::GetGiftWallResponse* wall, v1::ListGiftWallSendersResponse* senders) {
+    grpc::ClientContext wall_context, senders_context;
+    v1::GetGiftWallRequest wall_request;
+    wall_request.set_app_code("replica");
+    wall_request.set_user_id(7);
+    ASSERT_TRUE(stub->GetGiftWall(&wall_context, wall_request, wall).ok());
+    v1::ListGiftWallSendersRequest senders_request;
+    senders_request.set_app_code("replica");
+    senders_request.set_user_id(7);
+    senders_request.set_gift_id("rose");
+    ASSERT_TRUE(stub->ListGiftWallSenders(&senders_context, senders_request, senders).ok());
+  };
+
+  v1::ProjectMessageResponse response;
+  ASSERT_TRUE(Project(Message("replica", "R1",
+                              R"({"target_user_id":7,"gift_id":"rose","gift_count":3,)"
+                              R"("sender_user_id":70})"),
+                      &response, &server)
+                  .ok());
+  ASSERT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_PROJECTED);
+  EXPECT_EQ(primary.QueryInt("SELECT gift_count FROM user_gift_wall WHERE user_id = 7"), 3);
+  EXPECT_EQ(replica.QueryInt("SELECT COUNT(*) FROM wallet_projection_events"), 0);
+  v1::GetGiftWallResponse wall;
+  v1::ListGiftWallSendersResponse senders;
+  read(&wall, &senders);
+  EXPECT_EQ(wall.items_size(), 0) << "read the primary, not the replica";
+  EXPECT_EQ(senders.senders_size(), 0);
+
+  for (const char* table : {"user_gift_wall", "user_gift_wall_sender"}) {
+    replica.Exec(absl::StrFormat("INSERT INTO %s SELECT * FROM `%s`.%s", table,
+                                 primary.endpoint().database, table));
+  }
+  wall.Clear();
+  senders.Clear();
+  read(&wall, &senders);
+  ASSERT_EQ(wall.items_size(), 1);
+  EXPECT_EQ(wall.items(0).gift_count(), 3);
+  ASSERT_EQ(senders.senders_size(), 1);
+  EXPECT_EQ(senders.senders(0).user_id(), 70);
+
+  const std::string metrics = testing::HttpGet(metrics_port, "/metrics");
+  EXPECT_THAT(metrics, HasSubstr(R"(giftwall_db_pool_max_sessions{pool="read"} 8)"));
+  EXPECT_THAT(metrics, HasSubstr(R"(giftwall_db_pool_acquired_total{pool="primary"})"));
+}
+
+// A replica that cannot be reached fails the reads (UNAVAILABLE), not the replica's readiness:
+// the relay's projections go on.
+TEST_F(ServerE2eTest, AnUnreachableReadUrlFailsReadsOnly) {
+  ServerProcess server(db_->url(), {absl::StrFormat("--mysql_read_url=mysql://root@127.0.0.1:%d/x",
+                                                    testing::FreePort())});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  v1::ProjectMessageResponse response;
+  EXPECT_TRUE(Project(Message("noreplica", "N1", R"({"target_user_id":7,"gift_id":"rose"})"),
+                      &response, &server)
+                  .ok());
+  auto stub = v1::GiftWallService::NewStub(server.Channel());
+  grpc::ClientContext context;
+  v1::GetGiftWallRequest request;
+  request.set_app_code("noreplica");
+  request.set_user_id(7);
+  v1::GetGiftWallResponse wall;
+  EXPECT_EQ(stub->GetGiftWall(&context, request, &wall).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(server.Health("readiness"), "SERVING");
+}
+
 // The admin service is not reachable by accident: without --enable_admin it does not exist.
 TEST_F(ServerE2eTest, AdminServiceIsServedOnlyWhenEnabled) {
   testing::ReflectionClient reflection(server_->Channel());
@@ -460,7 +545,7 @@ TEST_F(ServerE2eTest, MetricsCountCallsUnderGoGrpcPrometheusNamesAndTheProjectio
         std::string(R"(giftwall_projection_events_total{outcome="projected",source="scan"} 1)"),
         std::string("giftwall_projection_group_events_count "),
         std::string(R"(giftwall_projection_unprojected_events{app_code="metrics"} 0)"),
-        std::string(R"(giftwall_db_pool_sessions{state="in_use"})"),
+        std::string(R"(giftwall_db_pool_sessions{pool="primary",state="in_use"})"),
         std::string(R"(giftwall_queue_depth{queue="projection"} 0)"),
         std::string("giftwall_build_info{version=")}) {
     EXPECT_TRUE(absl::StrContains(metrics, line)) << "no series " << line;
