@@ -2,14 +2,28 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <tuple>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/json_util.h"
 
 // Flags more than one command reads; each command's own flags live beside it.
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "the service's host:port");
+ABSL_FLAG(bool, tls, false,
+          "call over TLS, trusting the system's CAs (implied by the other --tls_* flags)");
+ABSL_FLAG(std::string, tls_ca_file, "", "TLS: trust the server certificates these CAs (PEM) sign");
+ABSL_FLAG(std::string, tls_cert_file, "",
+          "TLS: this caller's certificate (PEM), for servers that ask for one (mTLS)");
+ABSL_FLAG(std::string, tls_key_file, "", "TLS: the private key of --tls_cert_file (PEM)");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "TLS: the name the server's certificate must carry, when --server does not say it "
+          "(e.g. through kubectl port-forward)");
 ABSL_FLAG(bool, json, false, "print responses as JSON (for scripts)");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "deadline of each call");
 ABSL_FLAG(std::string, app_code, "", "the app (tenant)");
@@ -61,8 +75,56 @@ void SetDeadline(grpc::ClientContext* context) {
   context->set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_timeout)));
 }
 
+namespace {
+
+absl::StatusOr<std::string> ReadPem(absl::string_view flag, const std::string& path) {
+  if (path.empty()) return std::string();
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+// The channel's credentials as the flags ask; INVALID_ARGUMENT naming a flag that cannot be met.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials() {
+  const std::string cert = absl::GetFlag(FLAGS_tls_cert_file);
+  const std::string key = absl::GetFlag(FLAGS_tls_key_file);
+  const std::string ca = absl::GetFlag(FLAGS_tls_ca_file);
+  if (!absl::GetFlag(FLAGS_tls) && cert.empty() && key.empty() && ca.empty() &&
+      absl::GetFlag(FLAGS_tls_server_name).empty()) {
+    return grpc::InsecureChannelCredentials();
+  }
+  if (cert.empty() != key.empty()) {
+    return absl::InvalidArgumentError("--tls_cert_file and --tls_key_file go together");
+  }
+  grpc::SslCredentialsOptions options;
+  for (auto [flag, path, out] : {std::make_tuple("tls_ca_file", ca, &options.pem_root_certs),
+                                 std::make_tuple("tls_cert_file", cert, &options.pem_cert_chain),
+                                 std::make_tuple("tls_key_file", key, &options.pem_private_key)}) {
+    absl::StatusOr<std::string> pem = ReadPem(flag, path);
+    if (!pem.ok()) return pem.status();
+    *out = *std::move(pem);
+  }
+  return grpc::SslCredentials(options);
+}
+
+}  // namespace
+
+absl::Status CheckConnectionFlags() { return Credentials().status(); }
+
 std::shared_ptr<grpc::Channel> Channel() {
-  return grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials());
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = Credentials();
+  if (!credentials.ok()) {
+    // main checks the flags before any command runs.
+    std::fprintf(stderr, "giftwall: %s\n", std::string(credentials.status().message()).c_str());
+    std::exit(2);
+  }
+  grpc::ChannelArguments args;
+  if (const std::string name = absl::GetFlag(FLAGS_tls_server_name); !name.empty()) {
+    args.SetSslTargetNameOverride(name);
+  }
+  return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), *credentials, args);
 }
 
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {

@@ -12,6 +12,7 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "google/protobuf/message.h"
@@ -47,7 +48,10 @@ std::string ToJsonLine(const google::protobuf::Message& message);
 // Sets the deadline of one call from --timeout.
 void SetDeadline(grpc::ClientContext* context);
 
-// A channel to --server.
+// Whether the --tls_* flags can be met (their files read); INVALID_ARGUMENT naming the flag.
+absl::Status CheckConnectionFlags();
+
+// A channel to --server: plaintext, or TLS when a --tls_* flag asks for it.
 std::shared_ptr<grpc::Channel> Channel();
 
 // Rows as columns padded to their widest cell (by bytes: ids are mostly ASCII). The last column

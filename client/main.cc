@@ -182,6 +182,9 @@ int main(int argc, char** argv) {
   absl::SetFlagsUsageConfig(usage_config);
   std::vector<char*> args = giftwall::ParseFlagsWithEnvironment(argc, argv, "GIFTWALL_");
   if (args.size() < 2) return giftwall::client::Fail(giftwall::client::kUsage);
+  if (absl::Status s = giftwall::client::CheckConnectionFlags(); !s.ok()) {
+    return giftwall::client::Fail(s.message());
+  }
   const absl::string_view command = args[1];
   if (command == "admin") {
     if (args.size() > 3) {

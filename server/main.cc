@@ -29,7 +29,9 @@
 #include "server/storage/wall_repository.h"
 #include "server/transport/admin_service.h"
 #include "server/transport/gift_wall_service.h"
+#include "server/transport/health_fanout.h"
 #include "server/transport/readiness.h"
+#include "server/transport/tls.h"
 #include "server/transport/worker_pool.h"
 #include "server/worker/catch_up_worker.h"
 #include "server/worker/rebuild_runner.h"
@@ -139,7 +141,10 @@ int Serve(const ServerConfig& config) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(config.listen,
+                           config.tls.has_value() ? transport::TlsCredentials(*config.tls)
+                                                  : grpc::InsecureServerCredentials(),
+                           &port);
   ConfigureConnections(config, builder);
   // Outlives the server: its interceptors count every call.
   std::unique_ptr<metrics::Metrics> metrics;
@@ -167,8 +172,28 @@ int Serve(const ServerConfig& config) {
     return 1;
   }
   const std::string host = config.listen.substr(0, config.listen.rfind(':'));
-  LOG(INFO) << "serving giftwall.v1.GiftWallService on " << host << ":" << port;
-  grpc::HealthCheckServiceInterface& health = *server->GetHealthCheckService();
+  LOG(INFO) << "serving giftwall.v1.GiftWallService on " << host << ":" << port
+            << (config.tls.has_value() ? " (TLS)" : " (plaintext)");
+  std::vector<grpc::HealthCheckServiceInterface*> health_services = {
+      server->GetHealthCheckService()};
+  // Probes that cannot speak TLS ask a plaintext port that serves nothing but health.
+  std::unique_ptr<grpc::Server> health_server;
+  if (!config.health_listen.empty()) {
+    grpc::ServerBuilder health_builder;
+    int health_port = 0;
+    health_builder.AddListeningPort(config.health_listen, grpc::InsecureServerCredentials(),
+                                    &health_port);
+    health_server = health_builder.BuildAndStart();
+    if (health_server == nullptr || health_port == 0) {
+      LOG(ERROR) << "cannot listen on " << config.health_listen;
+      server->Shutdown();
+      return 1;
+    }
+    LOG(INFO) << "serving grpc.health.v1.Health on " << config.health_listen << " (port "
+              << health_port << ", plaintext)";
+    health_services.push_back(health_server->GetHealthCheckService());
+  }
+  transport::HealthFanout health(std::move(health_services));
   health.SetServingStatus("", true);
   transport::ReadinessProbe readiness(config.pool.endpoint, config.pool.session, health,
                                       absl::Seconds(2));
@@ -191,6 +216,8 @@ int Serve(const ServerConfig& config) {
   admin_workers.Shutdown(deadline);
   stopper.join();
   server->Wait();
+  // Liveness answered until the end.
+  if (health_server != nullptr) health_server->Shutdown();
   catch_up.Stop();
   const projection::EngineStats writes = engine.Stats();
   const reads::WallReaderStats reads = reader.Stats();
@@ -229,5 +256,9 @@ int main(int argc, char** argv) {
   }
   LOG(INFO) << giftwall::Describe(*config);
   if (args.size() == 2) return giftwall::Migrate(*config);
+  if (absl::Status s = giftwall::CheckCanServe(*config); !s.ok()) {
+    std::fprintf(stderr, "giftwall-server: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
   return giftwall::Serve(*config);
 }

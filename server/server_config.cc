@@ -80,6 +80,22 @@ ABSL_FLAG(std::string, metrics_listen, "",
 ABSL_FLAG(absl::Duration, catchup_status_every, absl::Seconds(30),
           "how often the replica that scans an app measures its lag and dead events (SQL) for "
           "the metrics");
+ABSL_FLAG(std::string, tls_cert_file, "",
+          "the server's TLS certificate chain (PEM), watched for renewals; required unless "
+          "--plaintext");
+ABSL_FLAG(std::string, tls_key_file, "", "the private key of --tls_cert_file (PEM)");
+ABSL_FLAG(std::string, tls_client_ca_file, "",
+          "CAs (PEM) that sign callers' certificates: mutual TLS; empty: no client certificates");
+ABSL_FLAG(std::string, tls_client_auth, "require",
+          "with --tls_client_ca_file: require a client certificate (require), or verify one only "
+          "when presented (optional)");
+ABSL_FLAG(absl::Duration, tls_refresh_interval, absl::Minutes(1),
+          "how often the TLS files are read again (renewed certificates need no restart)");
+ABSL_FLAG(bool, plaintext, false,
+          "serve gRPC without TLS: local runs and tests only (conflicts with the --tls_* flags)");
+ABSL_FLAG(std::string, health_listen, "",
+          "host:port serving only grpc.health.v1.Health, in plaintext: for probes that cannot "
+          "speak TLS (Kubernetes' gRPC probes); empty: none");
 ABSL_FLAG(bool, enable_admin, false,
           "serve giftwall.v1.ProjectionAdminService (requeue, verify, rebuild, ...)");
 
@@ -123,6 +139,46 @@ absl::Status Positive(absl::string_view flag, int64_t value) {
 absl::Status PositiveDuration(absl::string_view flag, absl::Duration value) {
   if (value > absl::ZeroDuration()) return absl::OkStatus();
   return Invalid(flag, absl::StrCat("must be > 0, got ", absl::FormatDuration(value)));
+}
+
+// --plaintext, or the --tls_* flags (checked, their files readable); --health_listen.
+absl::Status ReadTransportSecurity(ServerConfig& config) {
+  config.plaintext = absl::GetFlag(FLAGS_plaintext);
+  transport::TlsOptions tls;
+  tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  tls.key_file = absl::GetFlag(FLAGS_tls_key_file);
+  tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
+  tls.refresh_interval = absl::GetFlag(FLAGS_tls_refresh_interval);
+  const std::string client_auth = absl::GetFlag(FLAGS_tls_client_auth);
+  if (client_auth != "require" && client_auth != "optional") {
+    return Invalid("tls_client_auth",
+                   absl::StrCat("must be require or optional, got \"", client_auth, "\""));
+  }
+  tls.require_client_cert = client_auth == "require";
+  const bool any_tls =
+      !tls.cert_file.empty() || !tls.key_file.empty() || !tls.client_ca_file.empty();
+  if (config.plaintext && any_tls) {
+    return Invalid("plaintext",
+                   "conflicts with --tls_cert_file, --tls_key_file and --tls_client_ca_file");
+  }
+  if (any_tls) {
+    if (tls.cert_file.empty())
+      return Invalid("tls_cert_file", "is required with the other --tls_* flags");
+    if (tls.key_file.empty()) return Invalid("tls_key_file", "is required with --tls_cert_file");
+    if (absl::Status s = PositiveDuration("tls_refresh_interval", tls.refresh_interval); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = transport::CheckTlsFiles(tls); !s.ok()) return s;
+    config.tls = std::move(tls);
+  }
+  config.health_listen = absl::GetFlag(FLAGS_health_listen);
+  if (!config.health_listen.empty()) {
+    if (absl::Status s = CheckListen(config.health_listen); !s.ok()) {
+      return Invalid("health_listen",
+                     absl::StrCat("\"", config.health_listen, "\" is not host:port"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -266,15 +322,33 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
   }
   if (config.shutdown_grace < absl::ZeroDuration())
     return Invalid("shutdown_grace", "must be >= 0");
+  if (absl::Status s = ReadTransportSecurity(config); !s.ok()) return s;
   return config;
 }
+
+absl::Status CheckCanServe(const ServerConfig& config) {
+  if (config.plaintext || config.tls.has_value()) return absl::OkStatus();
+  return Invalid("tls_cert_file",
+                 "is required to serve: TLS with --tls_cert_file and --tls_key_file, or "
+                 "plaintext with --plaintext (local runs and tests only)");
+}
+
+namespace {
+
+absl::string_view TransportName(const ServerConfig& config) {
+  if (!config.tls.has_value()) return config.plaintext ? "plaintext" : "(none)";
+  if (config.tls->client_ca_file.empty()) return "tls";
+  return config.tls->require_client_cert ? "mtls" : "tls, client certificates optional";
+}
+
+}  // namespace
 
 std::string Describe(const ServerConfig& config) {
   return absl::StrFormat(
       "listen=%s db=%s pool=%d reads=%s workers=%d queue=%d worker_id=%s max_retries=%d "
       "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
       "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s "
-      "keepalive=%s/%s max_connection_age=%s+%s",
+      "keepalive=%s/%s max_connection_age=%s+%s transport=%s health_listen=%s",
       config.listen, config.pool.endpoint.Describe(), config.pool.max_size,
       config.read_pool.has_value() ? absl::StrCat(config.read_pool->endpoint.Describe(),
                                                   " pool=", config.read_pool->max_size)
@@ -289,7 +363,8 @@ std::string Describe(const ServerConfig& config) {
       config.enable_admin ? "on" : "off", absl::FormatDuration(config.keepalive_time),
       absl::FormatDuration(config.keepalive_timeout),
       absl::FormatDuration(config.max_connection_age),
-      absl::FormatDuration(config.max_connection_age_grace));
+      absl::FormatDuration(config.max_connection_age_grace), TransportName(config),
+      config.health_listen.empty() ? "(none)" : config.health_listen);
 }
 
 }  // namespace giftwall

@@ -11,12 +11,19 @@
 #include "server/projection/projection_engine.h"
 #include "server/reads/wall_reader.h"
 #include "server/storage/connection_pool.h"
+#include "server/transport/tls.h"
 #include "server/worker/catch_up_worker.h"
 
 namespace giftwall {
 
 struct ServerConfig {
   std::string listen;
+  // How --listen is served: TLS (tls set), or plaintext when asked for; neither only for
+  // `migrate`, which serves nothing.
+  std::optional<transport::TlsOptions> tls;
+  bool plaintext = false;
+  // A plaintext port with only the health service, for probes; empty: none.
+  std::string health_listen;
   // The database: every write, and reads unless read_pool is set.
   storage::PoolOptions pool;
   // Where wall reads go (GetGiftWall, ListGiftWallSenders): a replica. The primary serves
@@ -51,6 +58,9 @@ struct ServerConfig {
 
 // Reads and checks the flags. INVALID_ARGUMENT names the flag and what it expects.
 absl::StatusOr<ServerConfig> ServerConfigFromFlags();
+
+// OK when the config says how to serve (TLS or --plaintext); else INVALID_ARGUMENT saying so.
+absl::Status CheckCanServe(const ServerConfig& config);
 
 // One line for the log: everything but secrets.
 std::string Describe(const ServerConfig& config);

@@ -14,9 +14,10 @@ GIFTWALL_PACKAGES=(
   mariadb-server mariadb-client
 )
 
-# What scripts/test needs besides: promtool (package prometheus) checks the alert rules, and
-# tests/deploy runs on Node.js (nodejs and npm unless the machine has its own npm already).
-GIFTWALL_TEST_PACKAGES=(prometheus)
+# What scripts/test needs besides: promtool (package prometheus) checks the alert rules, openssl
+# makes the TLS tests' certificates, and tests/deploy runs on Node.js (nodejs and npm, unless
+# the machine has its own npm already).
+GIFTWALL_TEST_PACKAGES=(prometheus openssl)
 command -v npm >/dev/null || GIFTWALL_TEST_PACKAGES+=(nodejs npm)
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }

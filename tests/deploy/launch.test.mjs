@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { checkHealth, stringField, unaryCall, varintField } from "./lib/grpc.mjs";
+import { makePki } from "./lib/pki.mjs";
 import { containerEnvironment, find, generatedConfigMap, overlayNames, render, repoRoot } from "./lib/render.mjs";
 import { portOf } from "./lib/values.mjs";
 
@@ -69,8 +70,10 @@ async function waitFor(what, timeoutMs, probe) {
 
 // A container of a rendered pod, run here. `database` is the test's database for this overlay.
 class LocalPod {
-  constructor(objects, podSpec, container, database, root) {
+  // `secrets`: the contents of each secret the pod may mount, by name and key.
+  constructor(objects, podSpec, container, database, secrets, root) {
     this.podSpec = podSpec;
+    this.secrets = secrets;
     this.container = container;
     this.database = database;
     this.root = root;
@@ -80,17 +83,21 @@ class LocalPod {
 
   async prepare() {
     for (const { containerPort } of this.container.ports ?? []) this.ports.set(containerPort, await freePort());
-    // Secret volumes: a directory per mount, the key `password` in it, as fsGroup sets it.
+    // Secret volumes: a directory per mount, the secret's keys as files, as fsGroup sets them.
     const mounts = new Map();
     for (const mount of this.container.volumeMounts ?? []) {
       const volume = this.podSpec.volumes.find((v) => v.name === mount.name);
       assert.ok(volume.secret, `volume ${mount.name}: only secrets are mounted`);
+      const secret = this.secrets[volume.secret.secretName];
+      assert.ok(secret, `secret ${volume.secret.secretName}: docs/OPERATIONS.md does not say how to make it`);
       const dir = join(this.root, mount.name);
       mkdirSync(dir, { recursive: true, mode: 0o755 });
-      const file = join(dir, "password");
-      writeFileSync(file, `${this.database.password}\n`, { mode: volume.secret.defaultMode ?? 0o644 });
-      chmodSync(file, volume.secret.defaultMode ?? 0o644);
-      if (asRoot) chownSync(file, 0, this.podSpec.securityContext.fsGroup ?? 0);
+      for (const [key, value] of Object.entries(secret)) {
+        const file = join(dir, key);
+        writeFileSync(file, value, { mode: volume.secret.defaultMode ?? 0o644 });
+        chmodSync(file, volume.secret.defaultMode ?? 0o644);
+        if (asRoot) chownSync(file, 0, this.podSpec.securityContext.fsGroup ?? 0);
+      }
       mounts.set(mount.mountPath, dir);
     }
     const env = containerEnvironment(this.objects, this.container, { "metadata.name": "giftwall-5d8c7b9f4-x2x9q" });
@@ -107,7 +114,9 @@ class LocalPod {
     }
     // A container that declares no ports (the migration) listens on none.
     if (this.ports.size > 0) {
-      for (const name of ["GIFTWALL_LISTEN", "GIFTWALL_METRICS_LISTEN"]) env[name] = withPort(env[name], this.ports);
+      for (const name of ["GIFTWALL_LISTEN", "GIFTWALL_METRICS_LISTEN", "GIFTWALL_HEALTH_LISTEN"]) {
+        if (env[name] !== undefined) env[name] = withPort(env[name], this.ports);
+      }
     }
     this.env = env;
   }
@@ -134,8 +143,9 @@ class LocalPod {
     this.exited = new Promise((resolve) => this.process.on("exit", (code, signal) => resolve({ code, signal })));
   }
 
-  call(path, message) {
-    return unaryCall(`127.0.0.1:${portOf(this.env.GIFTWALL_LISTEN)}`, path, message, 10_000);
+  // A call to the gRPC port, as a caller with `tls` ({ca, cert, key}) when the pod serves TLS.
+  call(path, message, tls) {
+    return unaryCall(`127.0.0.1:${portOf(this.env.GIFTWALL_LISTEN)}`, path, message, 10_000, this.env.GIFTWALL_TLS_CERT_FILE ? tls : undefined);
   }
 
   async probe(probe) {
@@ -152,12 +162,18 @@ for (const overlay of overlayNames()) {
     const objects = render(overlay);
     const config = generatedConfigMap(objects, "giftwall").data;
     const database = { name: `gw_deploy_${overlay}_${process.pid}`, password: randomBytes(12).toString("hex") };
+    // The secrets docs/OPERATIONS.md has the operator create.
+    const pki = makePki();
+    const secrets = {
+      "giftwall-mysql": { password: `${database.password}\n` },
+      "giftwall-tls": { "tls.crt": pki.server.cert, "tls.key": pki.server.key, "ca.crt": pki.ca },
+    };
     const root = mkdtempSync(join(tmpdir(), `giftwall-pod-${overlay}-`));
     chmodSync(root, 0o755);
     const pods = [];
     const podOf = (object) => {
       const spec = object.spec.template.spec;
-      const pod = new LocalPod(objects, spec, spec.containers.find((c) => c.name === "giftwall"), database, join(root, object.metadata.name));
+      const pod = new LocalPod(objects, spec, spec.containers.find((c) => c.name === "giftwall"), database, secrets, join(root, object.metadata.name));
       pods.push(pod);
       return pod;
     };
@@ -213,7 +229,7 @@ for (const overlay of overlayNames()) {
         }
         assert.doesNotMatch(pod.stderr, /names no flag/);
         // A wall read: the read path (a replica's URL, user and password) works.
-        const wall = await pod.call("/giftwall.v1.GiftWallService/GetGiftWall", Buffer.concat([stringField(1, "deploy"), varintField(2, 7)]));
+        const wall = await pod.call("/giftwall.v1.GiftWallService/GetGiftWall", Buffer.concat([stringField(1, "deploy"), varintField(2, 7)]), { ca: pki.ca, ...pki.caller });
         assert.equal(wall.status, "0", `GetGiftWall: ${wall.status} ${wall.statusMessage ?? ""}\n${pod.stderr}`);
 
         // SIGTERM: out of the endpoints at once, serving on while they update, gone within the

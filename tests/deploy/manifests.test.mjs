@@ -127,19 +127,31 @@ for (const overlay of overlayNames()) {
       assert.ok(config.GIFTWALL_MYSQL_PASSWORD_FILE.startsWith(serverContainer.volumeMounts[0].mountPath));
     });
 
-    test("probes ask the gRPC health service on the port the server listens on", () => {
+    test("gRPC is served over mutual TLS, from the mounted secret", () => {
+      const mounts = serverContainer.volumeMounts.map((m) => m.mountPath);
+      for (const name of ["GIFTWALL_TLS_CERT_FILE", "GIFTWALL_TLS_KEY_FILE", "GIFTWALL_TLS_CLIENT_CA_FILE"]) {
+        assert.ok(config[name], `${name} is not set`);
+        assert.ok(mounts.some((path) => config[name].startsWith(`${path}/`)), `${name}: ${config[name]} is on no mounted volume`);
+      }
+      assert.equal(config.GIFTWALL_PLAINTEXT, undefined);
+      assert.notEqual(config.GIFTWALL_TLS_CLIENT_AUTH, "optional");
+    });
+
+    test("probes ask the gRPC health service on the plaintext health port", () => {
       const listenPort = portOf(config.GIFTWALL_LISTEN);
+      const healthPort = portOf(config.GIFTWALL_HEALTH_LISTEN);
       for (const deployment of objects.filter((o) => o.kind === "Deployment")) {
         const c = deployment.spec.template.spec.containers.find((x) => x.name === "giftwall");
         const where = `Deployment/${deployment.metadata.name}`;
         assert.equal(c.ports.find((p) => p.name === "grpc").containerPort, listenPort, where);
+        assert.equal(c.ports.find((p) => p.name === "health").containerPort, healthPort, where);
         assert.equal(c.readinessProbe?.grpc?.service, "readiness", `${where}: readiness`);
         // A database outage makes a pod unready, never restarts it.
         assert.ok(c.livenessProbe?.grpc && !c.livenessProbe.grpc.service, `${where}: liveness`);
         for (const kind of ["startupProbe", "readinessProbe", "livenessProbe"]) {
           const probe = c[kind];
           if (!probe) continue;
-          assert.equal(probe.grpc?.port, listenPort, `${where} ${kind}`);
+          assert.equal(probe.grpc?.port, healthPort, `${where} ${kind}`);
           assert.ok(probe.timeoutSeconds >= 1 && probe.timeoutSeconds <= probe.periodSeconds, `${where} ${kind} timeout`);
         }
       }

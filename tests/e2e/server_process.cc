@@ -8,10 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -103,6 +105,11 @@ ServerProcess::ServerProcess(const std::string& mysql_url, std::vector<std::stri
   std::vector<std::string> args = {GIFTWALL_SERVER_BIN, absl::StrCat("--listen=127.0.0.1:", port_),
                                    absl::StrCat("--mysql_url=", mysql_url),
                                    absl::StrCat("--worker_id=e2e-", port_)};
+  // Plaintext, unless the test serves TLS.
+  if (std::none_of(extra.begin(), extra.end(),
+                   [](const std::string& flag) { return absl::StartsWith(flag, "--tls_"); })) {
+    args.push_back("--plaintext");
+  }
   args.insert(args.end(), extra.begin(), extra.end());
   pid_ = Spawn(args, log_);
 }
@@ -112,7 +119,18 @@ ServerProcess::~ServerProcess() { Kill(); }
 std::string ServerProcess::address() const { return absl::StrCat("127.0.0.1:", port_); }
 
 std::shared_ptr<grpc::Channel> ServerProcess::Channel() const {
-  return grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
+  if (credentials_ == nullptr) {
+    return grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
+  }
+  grpc::ChannelArguments args;
+  args.SetSslTargetNameOverride(server_name_);
+  return grpc::CreateCustomChannel(address(), credentials_, args);
+}
+
+void ServerProcess::UseCredentials(std::shared_ptr<grpc::ChannelCredentials> credentials,
+                                   const std::string& server_name) {
+  credentials_ = std::move(credentials);
+  server_name_ = server_name;
 }
 
 std::string ServerProcess::log() const { return ReadFile(log_); }

@@ -37,7 +37,12 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   std::string address() const;
+  // A channel to the server: plaintext unless UseCredentials said otherwise.
   std::shared_ptr<grpc::Channel> Channel() const;
+  // What Channel(), Health() and WaitReady() connect with from now on (a TLS server), and the
+  // name its certificate must carry.
+  void UseCredentials(std::shared_ptr<grpc::ChannelCredentials> credentials,
+                      const std::string& server_name);
   std::string log() const;
   pid_t pid() const { return pid_; }
 
@@ -55,6 +60,8 @@ class ServerProcess {
   int port_;
   std::string log_;
   pid_t pid_ = -1;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  std::string server_name_;
 };
 
 // A WalletGiftDebited message as the relay sends it.

@@ -1,0 +1,237 @@
+// Transport security end to end: the real server over TLS and mutual TLS with certificates made
+// at test time, a certificate renewed on disk and served without a restart, the plaintext health
+// port for probes, and the client's TLS flags.
+#include <signal.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "giftwall/v1/giftwall.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/server_process.h"
+#include "tests/e2e/test_pki.h"
+#include "tests/support/test_database.h"
+
+namespace giftwall {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Identity;
+using testing::ServerProcess;
+using testing::TestPki;
+using testing::TlsCallerCredentials;
+
+// Health/Check of `service` at `address`: "SERVING", "NOT_SERVING", ..., or the failed call's
+// code ("UNAVAILABLE").
+std::string CheckHealth(const std::string& address,
+                        std::shared_ptr<grpc::ChannelCredentials> credentials,
+                        const std::string& service = "readiness") {
+  grpc::ChannelArguments args;
+  args.SetSslTargetNameOverride("localhost");
+  auto stub = grpc::health::v1::Health::NewStub(
+      grpc::CreateCustomChannel(address, std::move(credentials), args));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = stub->Check(&context, request, &response);
+  if (!status.ok()) {
+    return absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+  }
+  return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
+}
+
+class TlsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { db_ = new testing::TestDatabase(); }
+  static void TearDownTestSuite() { delete db_; }
+
+  void SetUp() override {
+    server_ca_ = pki_.MakeCa("server-ca");
+    client_ca_ = pki_.MakeCa("client-ca");
+    server_identity_ = pki_.Issue(server_ca_, "giftwall");
+  }
+
+  std::vector<std::string> TlsFlags() const {
+    return {absl::StrCat("--tls_cert_file=", server_identity_.cert_file),
+            absl::StrCat("--tls_key_file=", server_identity_.key_file)};
+  }
+
+  // Starts the server with `flags`, and waits until a caller trusting the server's CA (and
+  // presenting `identity`) finds it ready.
+  std::unique_ptr<ServerProcess> Start(const std::vector<std::string>& flags,
+                                       const Identity& identity = {}) {
+    auto server = std::make_unique<ServerProcess>(db_->url(), flags);
+    server->UseCredentials(TlsCallerCredentials(server_ca_, identity), "localhost");
+    EXPECT_TRUE(server->WaitReady()) << server->log();
+    return server;
+  }
+
+  static testing::TestDatabase* db_;
+  TestPki pki_;
+  std::string server_ca_;
+  std::string client_ca_;
+  Identity server_identity_;
+};
+
+testing::TestDatabase* TlsTest::db_ = nullptr;
+
+TEST_F(TlsTest, ServesCallersThatTrustItsCaAndNoOneInPlaintext) {
+  auto server = Start(TlsFlags());
+  EXPECT_EQ(CheckHealth(server->address(), TlsCallerCredentials(server_ca_)), "SERVING");
+  const std::string other_ca = pki_.MakeCa("other-ca");
+  EXPECT_EQ(CheckHealth(server->address(), TlsCallerCredentials(other_ca)), "UNAVAILABLE");
+  EXPECT_EQ(CheckHealth(server->address(), grpc::InsecureChannelCredentials()), "UNAVAILABLE");
+}
+
+TEST_F(TlsTest, MutualTlsTakesOnlyCertificatesItsClientCaSignedAndStillValid) {
+  std::vector<std::string> flags = TlsFlags();
+  flags.push_back(absl::StrCat("--tls_client_ca_file=", client_ca_));
+  const Identity relay = pki_.Issue(client_ca_, "relay");
+  auto server = Start(flags, relay);
+  EXPECT_EQ(CheckHealth(server->address(), TlsCallerCredentials(server_ca_, relay)), "SERVING");
+
+  // No certificate; one from a CA the server does not take; one of its CA, expired.
+  const Identity stranger = pki_.Issue(pki_.MakeCa("stranger-ca"), "stranger");
+  const Identity expired = pki_.Issue(client_ca_, "expired", /*days=*/0);
+  absl::SleepFor(absl::Seconds(2));
+  for (const Identity& identity : {Identity{}, stranger, expired}) {
+    EXPECT_EQ(CheckHealth(server->address(), TlsCallerCredentials(server_ca_, identity)),
+              "UNAVAILABLE")
+        << (identity.cert_file.empty() ? "no certificate" : identity.cert_file);
+  }
+}
+
+TEST_F(TlsTest, OptionalClientAuthTakesCallersWithoutACertificateButNotABadOne) {
+  std::vector<std::string> flags = TlsFlags();
+  flags.push_back(absl::StrCat("--tls_client_ca_file=", client_ca_));
+  flags.push_back("--tls_client_auth=optional");
+  auto server = Start(flags);
+  EXPECT_EQ(CheckHealth(server->address(), TlsCallerCredentials(server_ca_)), "SERVING");
+  const Identity stranger = pki_.Issue(pki_.MakeCa("stranger-ca"), "stranger");
+  EXPECT_EQ(CheckHealth(server->address(), TlsCallerCredentials(server_ca_, stranger)),
+            "UNAVAILABLE");
+}
+
+// A certificate renewed on disk (here: by a new CA) is served without a restart.
+TEST_F(TlsTest, ARenewedCertificateIsServedWithoutARestart) {
+  std::vector<std::string> flags = TlsFlags();
+  flags.push_back("--tls_refresh_interval=1s");
+  auto server = Start(flags);
+  const std::string renewed_ca = pki_.MakeCa("renewed-ca");
+  const Identity renewed = pki_.Issue(renewed_ca, "giftwall-renewed");
+  // As a Kubernetes secret volume does it: the new files appear at once, by rename.
+  for (const auto& [from, to] : {std::pair(renewed.key_file, server_identity_.key_file),
+                                 std::pair(renewed.cert_file, server_identity_.cert_file)}) {
+    ASSERT_EQ(std::rename(from.c_str(), to.c_str()), 0) << from;
+  }
+  bool renewed_served = false;
+  for (int i = 0; i < 100 && !renewed_served; ++i) {
+    renewed_served = CheckHealth(server->address(), TlsCallerCredentials(renewed_ca)) == "SERVING";
+    if (!renewed_served) absl::SleepFor(absl::Milliseconds(200));
+  }
+  EXPECT_TRUE(renewed_served) << server->log();
+  EXPECT_EQ(kill(server->pid(), 0), 0) << "the same process";
+  EXPECT_EQ(CheckHealth(server->address(), TlsCallerCredentials(server_ca_)), "UNAVAILABLE")
+      << "the old certificate is gone";
+}
+
+// Kubernetes' gRPC probes cannot speak TLS: --health_listen serves them health, and nothing else.
+TEST_F(TlsTest, TheHealthPortServesHealthInPlaintextAndNothingElse) {
+  const int health_port = testing::FreePort();
+  std::vector<std::string> flags = TlsFlags();
+  flags.push_back(absl::StrCat("--health_listen=127.0.0.1:", health_port));
+  flags.push_back("--drain_delay=3s");
+  auto server = Start(flags);
+  const std::string health_address = absl::StrCat("127.0.0.1:", health_port);
+  EXPECT_EQ(CheckHealth(health_address, grpc::InsecureChannelCredentials()), "SERVING");
+
+  auto stub = v1::GiftWallService::NewStub(
+      grpc::CreateChannel(health_address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::GetGiftWallRequest request;
+  request.set_app_code("tls");
+  request.set_user_id(1);
+  v1::GetGiftWallResponse response;
+  EXPECT_EQ(stub->GetGiftWall(&context, request, &response).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+
+  // At SIGTERM readiness turns NOT_SERVING on both ports, while liveness still answers.
+  ASSERT_EQ(kill(server->pid(), SIGTERM), 0);
+  std::string readiness;
+  for (int i = 0; i < 20 && readiness != "NOT_SERVING"; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    readiness = CheckHealth(health_address, grpc::InsecureChannelCredentials());
+  }
+  EXPECT_EQ(readiness, "NOT_SERVING");
+  EXPECT_EQ(CheckHealth(server->address(), TlsCallerCredentials(server_ca_)), "NOT_SERVING");
+  EXPECT_EQ(CheckHealth(health_address, grpc::InsecureChannelCredentials(), ""), "SERVING");
+  EXPECT_EQ(server->Terminate(), 0) << server->log();
+}
+
+TEST_F(TlsTest, TheClientCallsOverTlsWithItsFlags) {
+  std::vector<std::string> flags = TlsFlags();
+  flags.push_back(absl::StrCat("--tls_client_ca_file=", client_ca_));
+  const Identity operator_identity = pki_.Issue(client_ca_, "operator");
+  auto server = Start(flags, operator_identity);
+  std::string output;
+  EXPECT_EQ(testing::RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", server->address()),
+                                 absl::StrCat("--tls_ca_file=", server_ca_),
+                                 absl::StrCat("--tls_cert_file=", operator_identity.cert_file),
+                                 absl::StrCat("--tls_key_file=", operator_identity.key_file),
+                                 "--tls_server_name=localhost", "health"},
+                                &output),
+            0)
+      << output;
+  EXPECT_EQ(output, "SERVING\n");
+  EXPECT_NE(
+      testing::RunCommand(
+          {GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", server->address()), "health"}, &output),
+      0);
+  EXPECT_EQ(testing::RunCommand({GIFTWALL_CLIENT_BIN, "--tls_cert_file=/nonexistent",
+                                 "--tls_key_file=/nonexistent", "health"},
+                                &output),
+            2);
+  EXPECT_THAT(output, HasSubstr("--tls_cert_file: cannot read /nonexistent"));
+}
+
+TEST(TlsConfig, TheServerServesTlsOrPlaintextWhenToldAndSaysWhatIsWrong) {
+  TestPki pki;
+  const std::string ca = pki.MakeCa("ca");
+  const Identity identity = pki.Issue(ca, "giftwall");
+  const std::string db = "--mysql_url=mysql://u@h/d";
+  const std::string cert = absl::StrCat("--tls_cert_file=", identity.cert_file);
+  const std::string key = absl::StrCat("--tls_key_file=", identity.key_file);
+  struct Case {
+    std::vector<std::string> flags;
+    std::string error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{db}, "--tls_cert_file: is required to serve: TLS with --tls_cert_file and"},
+           {{db, "--plaintext", cert, key}, "--plaintext: conflicts with --tls_cert_file"},
+           {{db, cert}, "--tls_key_file: is required with --tls_cert_file"},
+           {{db, cert, absl::StrCat("--tls_key_file=", identity.cert_file)},
+            "--tls_key_file: " + identity.cert_file + " holds no PEM private key block"},
+           {{db, cert, key, "--tls_client_ca_file=/nonexistent"},
+            "--tls_client_ca_file: cannot read /nonexistent"},
+           {{db, cert, key, "--tls_client_auth=maybe"},
+            "--tls_client_auth: must be require or optional"},
+       }) {
+    std::vector<std::string> args = {GIFTWALL_SERVER_BIN};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    std::string output;
+    EXPECT_EQ(testing::RunCommand(args, &output), 2) << output;
+    EXPECT_THAT(output, HasSubstr(c.error));
+  }
+}
+
+}  // namespace
+}  // namespace giftwall
