@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/json_util.h"
@@ -24,6 +25,9 @@ ABSL_FLAG(std::string, tls_key_file, "", "TLS: the private key of --tls_cert_fil
 ABSL_FLAG(std::string, tls_server_name, "",
           "TLS: the name the server's certificate must carry, when --server does not say it "
           "(e.g. through kubectl port-forward)");
+ABSL_FLAG(std::string, token_file, "",
+          "a file holding this caller's bearer token, sent as `authorization: Bearer` (over TLS "
+          "only)");
 ABSL_FLAG(bool, json, false, "print responses as JSON (for scripts)");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "deadline of each call");
 ABSL_FLAG(std::string, app_code, "", "the app (tenant)");
@@ -77,7 +81,8 @@ void SetDeadline(grpc::ClientContext* context) {
 
 namespace {
 
-absl::StatusOr<std::string> ReadPem(absl::string_view flag, const std::string& path) {
+// The contents of the file a flag names ("" for no file).
+absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag, const std::string& path) {
   if (path.empty()) return std::string();
   std::ifstream in(path);
   if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
@@ -91,8 +96,13 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials() {
   const std::string cert = absl::GetFlag(FLAGS_tls_cert_file);
   const std::string key = absl::GetFlag(FLAGS_tls_key_file);
   const std::string ca = absl::GetFlag(FLAGS_tls_ca_file);
+  const std::string token_file = absl::GetFlag(FLAGS_token_file);
   if (!absl::GetFlag(FLAGS_tls) && cert.empty() && key.empty() && ca.empty() &&
       absl::GetFlag(FLAGS_tls_server_name).empty()) {
+    if (!token_file.empty()) {
+      return absl::InvalidArgumentError(
+          "--token_file: a token goes over TLS only (add --tls or --tls_ca_file)");
+    }
     return grpc::InsecureChannelCredentials();
   }
   if (cert.empty() != key.empty()) {
@@ -102,11 +112,19 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials() {
   for (auto [flag, path, out] : {std::make_tuple("tls_ca_file", ca, &options.pem_root_certs),
                                  std::make_tuple("tls_cert_file", cert, &options.pem_cert_chain),
                                  std::make_tuple("tls_key_file", key, &options.pem_private_key)}) {
-    absl::StatusOr<std::string> pem = ReadPem(flag, path);
+    absl::StatusOr<std::string> pem = ReadFlagFile(flag, path);
     if (!pem.ok()) return pem.status();
     *out = *std::move(pem);
   }
-  return grpc::SslCredentials(options);
+  std::shared_ptr<grpc::ChannelCredentials> tls = grpc::SslCredentials(options);
+  if (token_file.empty()) return tls;
+  absl::StatusOr<std::string> token = ReadFlagFile("token_file", token_file);
+  if (!token.ok()) return token.status();
+  const std::string trimmed(absl::StripAsciiWhitespace(*token));
+  if (trimmed.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--token_file: ", token_file, " is empty"));
+  }
+  return grpc::CompositeChannelCredentials(tls, grpc::AccessTokenCredentials(trimmed));
 }
 
 }  // namespace

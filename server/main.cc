@@ -27,6 +27,7 @@
 #include "server/storage/outbox_repository.h"
 #include "server/storage/wall_audit_repository.h"
 #include "server/storage/wall_repository.h"
+#include "server/transport/access_control.h"
 #include "server/transport/admin_service.h"
 #include "server/transport/gift_wall_service.h"
 #include "server/transport/health_fanout.h"
@@ -129,11 +130,21 @@ int Serve(const ServerConfig& config) {
   reads::WallReader reader(wall, config.reads);
   worker::RebuildRunner rebuilds(audit);
   transport::WorkerPool workers(config.worker_threads, config.queue_capacity);
-  transport::GiftWallService gift_wall(engine, reader, wall, workers);
+  std::unique_ptr<transport::AccessControl> access = transport::AccessControl::Open();
+  if (!config.access_policy_file.empty()) {
+    absl::StatusOr<std::unique_ptr<transport::AccessControl>> from_file =
+        transport::AccessControl::FromFile(config.access_policy_file, config.access_policy_refresh);
+    if (!from_file.ok()) {
+      LOG(ERROR) << "--access_policy_file: " << from_file.status().message();
+      return 2;
+    }
+    access = *std::move(from_file);
+  }
+  transport::GiftWallService gift_wall(engine, reader, wall, workers, *access);
   // Admin calls (a verify may read a whole app) get threads of their own: they never take a
   // worker from the relay.
   transport::WorkerPool admin_workers(2, 16);
-  transport::AdminService admin(ledger, recovery, audit, rebuilds, admin_workers);
+  transport::AdminService admin(ledger, recovery, audit, rebuilds, admin_workers, *access);
   storage::ScanLocks scan_locks(config.pool.endpoint, config.pool.session);
   worker::CatchUpWorker catch_up(recovery, ledger, &scan_locks, config.catch_up);
 

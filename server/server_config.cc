@@ -96,6 +96,11 @@ ABSL_FLAG(bool, plaintext, false,
 ABSL_FLAG(std::string, health_listen, "",
           "host:port serving only grpc.health.v1.Health, in plaintext: for probes that cannot "
           "speak TLS (Kubernetes' gRPC probes); empty: none");
+ABSL_FLAG(std::string, access_policy_file, "",
+          "who may call what (giftwall.config.v1.AccessPolicy as JSON), read again when it "
+          "changes; empty: every caller may call every method");
+ABSL_FLAG(absl::Duration, access_policy_refresh, absl::Seconds(5),
+          "how often --access_policy_file is checked for changes");
 ABSL_FLAG(bool, enable_admin, false,
           "serve giftwall.v1.ProjectionAdminService (requeue, verify, rebuild, ...)");
 
@@ -170,6 +175,12 @@ absl::Status ReadTransportSecurity(ServerConfig& config) {
     }
     if (absl::Status s = transport::CheckTlsFiles(tls); !s.ok()) return s;
     config.tls = std::move(tls);
+  }
+  config.access_policy_file = absl::GetFlag(FLAGS_access_policy_file);
+  config.access_policy_refresh = absl::GetFlag(FLAGS_access_policy_refresh);
+  if (absl::Status s = PositiveDuration("access_policy_refresh", config.access_policy_refresh);
+      !s.ok()) {
+    return s;
   }
   config.health_listen = absl::GetFlag(FLAGS_health_listen);
   if (!config.health_listen.empty()) {
@@ -348,7 +359,8 @@ std::string Describe(const ServerConfig& config) {
       "listen=%s db=%s pool=%d reads=%s workers=%d queue=%d worker_id=%s max_retries=%d "
       "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
       "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s "
-      "keepalive=%s/%s max_connection_age=%s+%s transport=%s health_listen=%s",
+      "keepalive=%s/%s max_connection_age=%s+%s transport=%s health_listen=%s "
+      "access_policy=%s",
       config.listen, config.pool.endpoint.Describe(), config.pool.max_size,
       config.read_pool.has_value() ? absl::StrCat(config.read_pool->endpoint.Describe(),
                                                   " pool=", config.read_pool->max_size)

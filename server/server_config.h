@@ -24,6 +24,9 @@ struct ServerConfig {
   bool plaintext = false;
   // A plaintext port with only the health service, for probes; empty: none.
   std::string health_listen;
+  // Who may call what; empty: every caller may call everything.
+  std::string access_policy_file;
+  absl::Duration access_policy_refresh;
   // The database: every write, and reads unless read_pool is set.
   storage::PoolOptions pool;
   // Where wall reads go (GetGiftWall, ListGiftWallSenders): a replica. The primary serves

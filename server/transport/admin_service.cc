@@ -1,9 +1,12 @@
 #include "server/transport/admin_service.h"
 
+#include <functional>
 #include <thread>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "glog/logging.h"
 #include "server/domain/app_code.h"
 #include "server/domain/page_token.h"
 #include "server/domain/projection.h"
@@ -12,6 +15,34 @@
 #include "server/transport/grpc_status.h"
 
 namespace giftwall::transport {
+
+// One admin call as the audit log records it: who, what, on which app, and how it ended.
+struct AuditEntry {
+  std::string caller;
+  std::string method;
+  std::string app_code;  // as the request gave it until it is known to be valid
+
+  void Log(const grpc::Status& status) const {
+    absl::string_view who = caller;
+    if (who.empty()) {
+      who = status.error_code() == grpc::StatusCode::UNAUTHENTICATED ? "(unidentified)"
+                                                                     : "(anyone: no access policy)";
+    }
+    LOG(INFO) << "audit: caller=" << who << " method=" << method
+              << " app_code=" << absl::CEscape(app_code) << " result="
+              << absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+  }
+
+  // `work`, logging how it ended.
+  std::function<grpc::Status()> Wrap(std::function<grpc::Status()> work) const {
+    return [entry = *this, work = std::move(work)] {
+      grpc::Status status = work();
+      entry.Log(status);
+      return status;
+    };
+  }
+};
+
 namespace {
 
 absl::Status Invalid(absl::string_view message) { return absl::InvalidArgumentError(message); }
@@ -28,8 +59,8 @@ absl::Status CheckEventId(absl::string_view event_id) {
 // few, and gRPC's threads must not block.
 class RebuildStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWallProgress> {
  public:
-  RebuildStream(worker::RebuildRunner& rebuilds, std::string app_code)
-      : rebuilds_(rebuilds), app_code_(std::move(app_code)) {
+  RebuildStream(worker::RebuildRunner& rebuilds, AuditEntry audit)
+      : rebuilds_(rebuilds), audit_(std::move(audit)) {
     thread_ = std::thread([this] { Run(); });
   }
 
@@ -55,9 +86,9 @@ class RebuildStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWallP
 
  private:
   void Run() {
-    absl::StatusOr<std::shared_ptr<worker::RebuildJob>> job = rebuilds_.Start(app_code_);
+    absl::StatusOr<std::shared_ptr<worker::RebuildJob>> job = rebuilds_.Start(audit_.app_code);
     if (!job.ok()) {
-      Finish(ToGrpcStatus(job.status()));
+      End(ToGrpcStatus(job.status()));
       return;
     }
     uint64_t seen = 0;
@@ -67,12 +98,17 @@ class RebuildStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWallP
       if (Cancelled()) break;
       if (changed && !Write(progress)) break;
       if (progress.finished) {
-        Finish(ToGrpcStatus(progress.result));
+        End(ToGrpcStatus(progress.result));
         return;
       }
     }
-    Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                        "the client went away; the rebuild goes on in the server"));
+    End(grpc::Status(grpc::StatusCode::CANCELLED,
+                     "the client went away; the rebuild goes on in the server"));
+  }
+
+  void End(grpc::Status status) {
+    audit_.Log(status);
+    Finish(std::move(status));
   }
 
   bool Cancelled() {
@@ -99,7 +135,7 @@ class RebuildStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWallP
   }
 
   worker::RebuildRunner& rebuilds_;
-  const std::string app_code_;
+  const AuditEntry audit_;
   v1::RebuildGiftWallProgress message_;
   absl::Mutex mu_;
   bool write_pending_ ABSL_GUARDED_BY(mu_) = false;
@@ -117,12 +153,30 @@ class RejectedStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWall
 
 }  // namespace
 
+grpc::Status AdminService::Admit(const grpc::ServerContextBase& context, absl::string_view method,
+                                 const std::string& app_code, AuditEntry* audit) const {
+  audit->method = std::string(method);
+  audit->app_code = app_code;
+  grpc::Status status = access_.Check(context, Role::kAdmin, {}, &audit->caller);
+  if (status.ok()) {
+    absl::StatusOr<std::string> normalized = domain::NormalizeAppCode(app_code);
+    if (!normalized.ok()) return InvalidArgument("", normalized.status());
+    audit->app_code = *std::move(normalized);
+    status = access_.Check(context, Role::kAdmin, {audit->app_code}, &audit->caller);
+  }
+  if (!status.ok()) audit->Log(status);
+  return status;
+}
+
 grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
     grpc::CallbackServerContext* context, const v1::GetProjectionStatusRequest* request,
     v1::GetProjectionStatusResponse* response) {
-  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
-  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
-  return Offload(context, workers_, [this, app_code = *std::move(app_code), response] {
+  AuditEntry audit;
+  if (grpc::Status s = Admit(*context, "GetProjectionStatus", request->app_code(), &audit);
+      !s.ok()) {
+    return FinishNow(context, s);
+  }
+  return Offload(context, workers_, audit.Wrap([this, app_code = audit.app_code, response] {
     absl::StatusOr<storage::ProjectionStatus> status = ledger_.Status(app_code);
     if (!status.ok()) return ToGrpcStatus(status.status());
     response->set_done_count(status->done);
@@ -134,51 +188,55 @@ grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
     response->set_oldest_dead_age_ms(status->oldest_dead_age_ms);
     response->set_recovered_by_scan_total(status->recovered_by_scan);
     return grpc::Status::OK;
-  });
+  }));
 }
 
 grpc::ServerUnaryReactor* AdminService::GetEventStatus(grpc::CallbackServerContext* context,
                                                        const v1::GetEventStatusRequest* request,
                                                        v1::GetEventStatusResponse* response) {
-  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
-  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  AuditEntry audit;
+  if (grpc::Status s = Admit(*context, "GetEventStatus", request->app_code(), &audit); !s.ok()) {
+    return FinishNow(context, s);
+  }
   if (absl::Status s = CheckEventId(request->event_id()); !s.ok()) {
     return FinishNow(context, InvalidArgument("", s));
   }
-  return Offload(context, workers_,
-                 [this, app_code = *std::move(app_code), event_id = request->event_id(), response] {
-                   absl::StatusOr<std::optional<storage::EventStatus>> event =
-                       ledger_.Event(app_code, event_id);
-                   if (!event.ok()) return ToGrpcStatus(event.status());
-                   if (!event->has_value()) {
-                     return grpc::Status(
-                         grpc::StatusCode::NOT_FOUND,
-                         absl::StrCat("event \"", event_id, "\" of app_code ", app_code,
-                                      " has no ledger row: it was never delivered or scanned, "
-                                      "or it is not a WalletGiftDebited event"));
-                   }
-                   const storage::EventStatus& e = **event;
-                   response->set_status(e.status);
-                   response->set_retry_count(static_cast<int32_t>(e.retry_count));
-                   response->set_requeue_count(static_cast<int32_t>(e.requeue_count));
-                   response->set_projected_by(e.projected_by);
-                   response->set_locked_by(e.locked_by);
-                   response->set_locked_until_ms(e.locked_until_ms);
-                   response->set_next_attempt_at_ms(e.next_attempt_at_ms);
-                   response->set_last_error(e.last_error);
-                   response->set_processed_at_ms(e.processed_at_ms);
-                   response->set_target_user_id(e.target_user_id);
-                   response->set_created_at_ms(e.created_at_ms);
-                   response->set_updated_at_ms(e.updated_at_ms);
-                   return grpc::Status::OK;
-                 });
+  return Offload(
+      context, workers_,
+      audit.Wrap([this, app_code = audit.app_code, event_id = request->event_id(), response] {
+        absl::StatusOr<std::optional<storage::EventStatus>> event =
+            ledger_.Event(app_code, event_id);
+        if (!event.ok()) return ToGrpcStatus(event.status());
+        if (!event->has_value()) {
+          return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                              absl::StrCat("event \"", event_id, "\" of app_code ", app_code,
+                                           " has no ledger row: it was never delivered or scanned, "
+                                           "or it is not a WalletGiftDebited event"));
+        }
+        const storage::EventStatus& e = **event;
+        response->set_status(e.status);
+        response->set_retry_count(static_cast<int32_t>(e.retry_count));
+        response->set_requeue_count(static_cast<int32_t>(e.requeue_count));
+        response->set_projected_by(e.projected_by);
+        response->set_locked_by(e.locked_by);
+        response->set_locked_until_ms(e.locked_until_ms);
+        response->set_next_attempt_at_ms(e.next_attempt_at_ms);
+        response->set_last_error(e.last_error);
+        response->set_processed_at_ms(e.processed_at_ms);
+        response->set_target_user_id(e.target_user_id);
+        response->set_created_at_ms(e.created_at_ms);
+        response->set_updated_at_ms(e.updated_at_ms);
+        return grpc::Status::OK;
+      }));
 }
 
 grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerContext* context,
                                                        const v1::ListDeadEventsRequest* request,
                                                        v1::ListDeadEventsResponse* response) {
-  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
-  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  AuditEntry audit;
+  if (grpc::Status s = Admit(*context, "ListDeadEvents", request->app_code(), &audit); !s.ok()) {
+    return FinishNow(context, s);
+  }
   if (request->page_size() < 0) {
     return FinishNow(context,
                      InvalidArgument("", Invalid(absl::StrCat("page_size must be >= 0, got ",
@@ -196,13 +254,13 @@ grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerConte
   std::string after;
   if (!request->page_token().empty()) {
     absl::StatusOr<domain::DeadEventPageToken> token = domain::DecodeDeadEventPageToken(
-        request->page_token(), *app_code, request->error_contains());
+        request->page_token(), audit.app_code, request->error_contains());
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
     after = std::move(token->event_id);
   }
   return Offload(context, workers_,
-                 [this, app_code = *std::move(app_code), error = request->error_contains(),
-                  after = std::move(after), page_size, response] {
+                 audit.Wrap([this, app_code = audit.app_code, error = request->error_contains(),
+                             after = std::move(after), page_size, response] {
                    absl::StatusOr<storage::DeadEventPage> page =
                        ledger_.ListDead(app_code, error, after, page_size);
                    if (!page.ok()) return ToGrpcStatus(page.status());
@@ -225,14 +283,16 @@ grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerConte
                          {app_code, error, page->events.back().event_id}));
                    }
                    return grpc::Status::OK;
-                 });
+                 }));
 }
 
 grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
     grpc::CallbackServerContext* context, const v1::RequeueDeadEventsRequest* request,
     v1::RequeueDeadEventsResponse* response) {
-  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
-  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  AuditEntry audit;
+  if (grpc::Status s = Admit(*context, "RequeueDeadEvents", request->app_code(), &audit); !s.ok()) {
+    return FinishNow(context, s);
+  }
   if (request->event_ids().empty() && domain::TrimSpace(request->error_contains()).empty()) {
     return FinishNow(context, InvalidArgument("", Invalid("give event_ids or a non-empty "
                                                           "error_contains: requeueing every "
@@ -251,48 +311,50 @@ grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
     }
   }
   std::vector<std::string> ids(request->event_ids().begin(), request->event_ids().end());
-  return Offload(
-      context, workers_,
-      [this, context, app_code = *std::move(app_code), ids = std::move(ids),
-       error = request->error_contains(), dry_run = request->dry_run(), response]() mutable {
-        if (ids.empty()) {
-          absl::StatusOr<std::vector<std::string>> found =
-              ledger_.DeadEventIds(app_code, error, kMaxRequeue);
-          if (!found.ok()) return ToGrpcStatus(found.status());
-          ids = *std::move(found);
-        }
-        for (const std::string& id : ids) {
-          // Each requeue is its own transaction: a cancelled call stops between two.
-          if (context->IsCancelled()) {
-            return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-          }
-          absl::StatusOr<projection::RequeueResult> result =
-              recovery_.RequeueDeadEvent(app_code, id, error, dry_run);
-          if (!result.ok()) return ToGrpcStatus(result.status());
-          if (result->matched) response->set_matched(response->matched() + 1);
-          if (result->requeued) response->set_requeued(response->requeued() + 1);
-          if (!result->reason.empty()) {
-            v1::SkippedEvent* skipped = response->add_skipped();
-            skipped->set_event_id(id);
-            skipped->set_reason(result->reason);
-          }
-        }
-        return grpc::Status::OK;
-      });
+  return Offload(context, workers_,
+                 audit.Wrap([this, context, app_code = audit.app_code, ids = std::move(ids),
+                             error = request->error_contains(), dry_run = request->dry_run(),
+                             response]() mutable {
+                   if (ids.empty()) {
+                     absl::StatusOr<std::vector<std::string>> found =
+                         ledger_.DeadEventIds(app_code, error, kMaxRequeue);
+                     if (!found.ok()) return ToGrpcStatus(found.status());
+                     ids = *std::move(found);
+                   }
+                   for (const std::string& id : ids) {
+                     // Each requeue is its own transaction: a cancelled call stops between two.
+                     if (context->IsCancelled()) {
+                       return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+                     }
+                     absl::StatusOr<projection::RequeueResult> result =
+                         recovery_.RequeueDeadEvent(app_code, id, error, dry_run);
+                     if (!result.ok()) return ToGrpcStatus(result.status());
+                     if (result->matched) response->set_matched(response->matched() + 1);
+                     if (result->requeued) response->set_requeued(response->requeued() + 1);
+                     if (!result->reason.empty()) {
+                       v1::SkippedEvent* skipped = response->add_skipped();
+                       skipped->set_event_id(id);
+                       skipped->set_reason(result->reason);
+                     }
+                   }
+                   return grpc::Status::OK;
+                 }));
 }
 
 grpc::ServerUnaryReactor* AdminService::RunCatchUp(grpc::CallbackServerContext* context,
                                                    const v1::RunCatchUpRequest* request,
                                                    v1::RunCatchUpResponse* response) {
-  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
-  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  AuditEntry audit;
+  if (grpc::Status s = Admit(*context, "RunCatchUp", request->app_code(), &audit); !s.ok()) {
+    return FinishNow(context, s);
+  }
   if (request->limit() < 0) {
     return FinishNow(
         context,
         InvalidArgument("", Invalid(absl::StrCat("limit must be >= 0, got ", request->limit()))));
   }
   return Offload(context, workers_,
-                 [this, app_code = *std::move(app_code), limit = request->limit(), response] {
+                 audit.Wrap([this, app_code = audit.app_code, limit = request->limit(), response] {
                    // On demand: the whole outbox (horizon 0), and no minimum age.
                    absl::StatusOr<projection::CatchUpPass> pass =
                        recovery_.ProjectPendingGiftWallEvents(
@@ -303,14 +365,16 @@ grpc::ServerUnaryReactor* AdminService::RunCatchUp(grpc::CallbackServerContext* 
                    response->set_projected(pass->projected);
                    response->set_dead(pass->dead);
                    return grpc::Status::OK;
-                 });
+                 }));
 }
 
 grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerContext* context,
                                                        const v1::VerifyGiftWallRequest* request,
                                                        v1::VerifyGiftWallResponse* response) {
-  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
-  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  AuditEntry audit;
+  if (grpc::Status s = Admit(*context, "VerifyGiftWall", request->app_code(), &audit); !s.ok()) {
+    return FinishNow(context, s);
+  }
   if (request->user_id() < 0) {
     return FinishNow(
         context,
@@ -318,8 +382,8 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
                                                  request->user_id()))));
   }
   return Offload(context, workers_,
-                 [this, context, app_code = *std::move(app_code), user_id = request->user_id(),
-                  repair = request->repair(), response] {
+                 audit.Wrap([this, context, app_code = audit.app_code, user_id = request->user_id(),
+                             repair = request->repair(), response] {
                    absl::StatusOr<storage::VerifyReport> report = audit_.Verify(
                        app_code, user_id, [context] { return context->IsCancelled(); });
                    if (!report.ok()) return ToGrpcStatus(report.status());
@@ -346,15 +410,17 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
                      if (*rebuilt) response->set_repaired(response->repaired() + 1);
                    }
                    return grpc::Status::OK;
-                 });
+                 }));
 }
 
 grpc::ServerWriteReactor<v1::RebuildGiftWallProgress>* AdminService::RebuildGiftWall(
     grpc::CallbackServerContext* context, const v1::RebuildGiftWallRequest* request) {
-  (void)context;  // the stream learns of a departed client through OnCancel
-  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
-  if (!app_code.ok()) return new RejectedStream(InvalidArgument("", app_code.status()));
-  return new RebuildStream(rebuilds_, *std::move(app_code));
+  // The stream learns of a departed client through OnCancel.
+  AuditEntry audit;
+  if (grpc::Status s = Admit(*context, "RebuildGiftWall", request->app_code(), &audit); !s.ok()) {
+    return new RejectedStream(std::move(s));
+  }
+  return new RebuildStream(rebuilds_, std::move(audit));
 }
 
 }  // namespace giftwall::transport

@@ -7,6 +7,7 @@
 #include "server/projection/recovery.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/wall_audit_repository.h"
+#include "server/transport/access_control.h"
 #include "server/transport/worker_pool.h"
 #include "server/worker/rebuild_runner.h"
 
@@ -15,16 +16,19 @@ namespace giftwall::transport {
 // At most this many events are requeued by one call.
 inline constexpr int kMaxRequeue = 10'000;
 
+struct AuditEntry;
+
 class AdminService final : public giftwall::v1::ProjectionAdminService::CallbackService {
  public:
   AdminService(storage::LedgerRepository& ledger, projection::Recovery& recovery,
                storage::WallAuditRepository& audit, worker::RebuildRunner& rebuilds,
-               WorkerPool& workers)
+               WorkerPool& workers, const AccessControl& access)
       : ledger_(ledger),
         recovery_(recovery),
         audit_(audit),
         rebuilds_(rebuilds),
-        workers_(workers) {}
+        workers_(workers),
+        access_(access) {}
 
   grpc::ServerUnaryReactor* GetProjectionStatus(grpc::CallbackServerContext* context,
                                                 const v1::GetProjectionStatusRequest* request,
@@ -48,11 +52,17 @@ class AdminService final : public giftwall::v1::ProjectionAdminService::Callback
       grpc::CallbackServerContext* context, const v1::RebuildGiftWallRequest* request) override;
 
  private:
+  // The caller may take the admin role on the request's app: OK with `audit` filled in (the
+  // normalized app code), or the status to answer. A refusal is audit-logged.
+  grpc::Status Admit(const grpc::ServerContextBase& context, absl::string_view method,
+                     const std::string& app_code, AuditEntry* audit) const;
+
   storage::LedgerRepository& ledger_;
   projection::Recovery& recovery_;
   storage::WallAuditRepository& audit_;
   worker::RebuildRunner& rebuilds_;
   WorkerPool& workers_;
+  const AccessControl& access_;
 };
 
 }  // namespace giftwall::transport

@@ -128,6 +128,10 @@ absl::Status CheckWallRead(absl::string_view raw_app_code, int64_t user_id, int3
 grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerContext* context,
                                                           const v1::ProjectMessageRequest* request,
                                                           v1::ProjectMessageResponse* response) {
+  std::string caller;
+  if (grpc::Status s = access_.Check(*context, Role::kRelay, {}, &caller); !s.ok()) {
+    return FinishNow(context, s);
+  }
   if (const size_t bytes = request->ByteSizeLong(); bytes > kMaxRequestBytes) {
     return FinishNow(context, InvalidArgument("", absl::InvalidArgumentError(absl::StrFormat(
                                                       "the request is %d bytes, at most %d allowed",
@@ -144,6 +148,9 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerCo
   }
   absl::StatusOr<domain::GiftEvent> event = ValidateMessage(message);
   if (!event.ok()) return FinishNow(context, InvalidArgument("message", event.status()));
+  if (grpc::Status s = access_.Check(*context, Role::kRelay, {event->app_code}, &caller); !s.ok()) {
+    return FinishNow(context, s);
+  }
   projection::ProjectionUnit unit;
   unit.events.push_back(*std::move(event));
   unit.by = domain::ProjectedBy::kRelay;
@@ -156,6 +163,10 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
     grpc::CallbackServerContext* context, const v1::ProjectMessagesRequest* request,
     v1::ProjectMessagesResponse* response) {
+  std::string caller;
+  if (grpc::Status s = access_.Check(*context, Role::kRelay, {}, &caller); !s.ok()) {
+    return FinishNow(context, s);
+  }
   const int count = request->messages_size();
   if (const size_t bytes = request->ByteSizeLong(); bytes > kMaxRequestBytes) {
     return FinishNow(context,
@@ -188,6 +199,13 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
     event_index.push_back(i);
   }
   if (events.empty()) return FinishNow(context, grpc::Status::OK);
+  // Nothing is written unless the caller may touch every app of the batch.
+  std::vector<std::string> app_codes;
+  for (const domain::GiftEvent& event : events) app_codes.push_back(event.app_code);
+  if (grpc::Status s = access_.Check(*context, Role::kRelay, app_codes, &caller); !s.ok()) {
+    response->clear_results();
+    return FinishNow(context, s);
+  }
   projection::ProjectionUnit unit{std::move(events), domain::ProjectedBy::kRelay};
   return SubmitUnit(context, projection_, std::move(unit),
                     [response, event_index = std::move(event_index)](
@@ -198,15 +216,28 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
                     });
 }
 
+grpc::Status GiftWallService::AdmitWallRead(const grpc::ServerContextBase& context,
+                                            const std::string& app_code_in, int64_t user_id,
+                                            int32_t page_size_in, std::string* app_code,
+                                            int* page_size) const {
+  std::string caller;
+  if (grpc::Status s = access_.Check(context, Role::kReader, {}, &caller); !s.ok()) return s;
+  if (absl::Status s = CheckWallRead(app_code_in, user_id, page_size_in, app_code, page_size);
+      !s.ok()) {
+    return InvalidArgument("", s);
+  }
+  return access_.Check(context, Role::kReader, {*app_code}, &caller);
+}
+
 grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerContext* context,
                                                        const v1::GetGiftWallRequest* request,
                                                        v1::GetGiftWallResponse* response) {
   std::string app_code;
   int page_size = 0;
-  if (absl::Status s = CheckWallRead(request->app_code(), request->user_id(), request->page_size(),
-                                     &app_code, &page_size);
+  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
+                                     request->page_size(), &app_code, &page_size);
       !s.ok()) {
-    return FinishNow(context, InvalidArgument("", s));
+    return FinishNow(context, s);
   }
   const std::optional<domain::WallSort> sort = ToDomain(request->sort());
   if (!sort.has_value()) {
@@ -259,10 +290,10 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
     v1::ListGiftWallSendersResponse* response) {
   std::string app_code;
   int page_size = 0;
-  if (absl::Status s = CheckWallRead(request->app_code(), request->user_id(), request->page_size(),
-                                     &app_code, &page_size);
+  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
+                                     request->page_size(), &app_code, &page_size);
       !s.ok()) {
-    return FinishNow(context, InvalidArgument("", s));
+    return FinishNow(context, s);
   }
   // Gift ids are stored trimmed (DESIGN §2.5): look them up the same way.
   std::string gift_id(domain::TrimSpace(request->gift_id()));

@@ -9,6 +9,7 @@
 #include "server/projection/projection_engine.h"
 #include "server/reads/wall_reader.h"
 #include "server/storage/wall_repository.h"
+#include "server/transport/access_control.h"
 #include "server/transport/worker_pool.h"
 
 namespace giftwall::transport {
@@ -25,9 +26,11 @@ inline constexpr int kMaxReceiveMessageBytes = static_cast<int>(2 * kMaxRequestB
 
 class GiftWallService final : public giftwall::v1::GiftWallService::CallbackService {
  public:
+  // Every call is checked by `access` (the relay role projects, the reader role reads) before it
+  // does anything.
   GiftWallService(projection::ProjectionEngine& projection, reads::WallReader& reader,
-                  storage::WallRepository& wall, WorkerPool& workers)
-      : projection_(projection), reader_(reader), wall_(wall), workers_(workers) {}
+                  storage::WallRepository& wall, WorkerPool& workers, const AccessControl& access)
+      : projection_(projection), reader_(reader), wall_(wall), workers_(workers), access_(access) {}
 
   grpc::ServerUnaryReactor* ProjectMessage(grpc::CallbackServerContext* context,
                                            const v1::ProjectMessageRequest* request,
@@ -43,10 +46,17 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
                                                 v1::ListGiftWallSendersResponse* response) override;
 
  private:
+  // A wall read's caller and arguments: OK with the normalized app code and page size, or the
+  // status to answer (UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT).
+  grpc::Status AdmitWallRead(const grpc::ServerContextBase& context, const std::string& app_code_in,
+                             int64_t user_id, int32_t page_size_in, std::string* app_code,
+                             int* page_size) const;
+
   projection::ProjectionEngine& projection_;
   reads::WallReader& reader_;
   storage::WallRepository& wall_;
   WorkerPool& workers_;
+  const AccessControl& access_;
 };
 
 }  // namespace giftwall::transport

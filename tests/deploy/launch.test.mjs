@@ -83,19 +83,28 @@ class LocalPod {
 
   async prepare() {
     for (const { containerPort } of this.container.ports ?? []) this.ports.set(containerPort, await freePort());
-    // Secret volumes: a directory per mount, the secret's keys as files, as fsGroup sets them.
+    // Volumes: a directory per mount with the keys of its secret (the operator's, see
+    // `secrets`) or of its rendered ConfigMap as files, owned as fsGroup makes them.
     const mounts = new Map();
     for (const mount of this.container.volumeMounts ?? []) {
       const volume = this.podSpec.volumes.find((v) => v.name === mount.name);
-      assert.ok(volume.secret, `volume ${mount.name}: only secrets are mounted`);
-      const secret = this.secrets[volume.secret.secretName];
-      assert.ok(secret, `secret ${volume.secret.secretName}: docs/OPERATIONS.md does not say how to make it`);
+      let files;
+      let mode = 0o644;
+      if (volume.secret) {
+        files = this.secrets[volume.secret.secretName];
+        assert.ok(files, `secret ${volume.secret.secretName}: docs/OPERATIONS.md does not say how to make it`);
+        mode = volume.secret.defaultMode ?? mode;
+      } else {
+        assert.ok(volume.configMap, `volume ${mount.name}: only secrets and ConfigMaps are mounted`);
+        files = find(this.objects, "ConfigMap", volume.configMap.name).data;
+        mode = volume.configMap.defaultMode ?? mode;
+      }
       const dir = join(this.root, mount.name);
       mkdirSync(dir, { recursive: true, mode: 0o755 });
-      for (const [key, value] of Object.entries(secret)) {
+      for (const [key, value] of Object.entries(files)) {
         const file = join(dir, key);
-        writeFileSync(file, value, { mode: volume.secret.defaultMode ?? 0o644 });
-        chmodSync(file, volume.secret.defaultMode ?? 0o644);
+        writeFileSync(file, value, { mode });
+        chmodSync(file, mode);
         if (asRoot) chownSync(file, 0, this.podSpec.securityContext.fsGroup ?? 0);
       }
       mounts.set(mount.mountPath, dir);
@@ -162,8 +171,12 @@ for (const overlay of overlayNames()) {
     const objects = render(overlay);
     const config = generatedConfigMap(objects, "giftwall").data;
     const database = { name: `gw_deploy_${overlay}_${process.pid}`, password: randomBytes(12).toString("hex") };
-    // The secrets docs/OPERATIONS.md has the operator create.
-    const pki = makePki();
+    // The secrets docs/OPERATIONS.md has the operator create, and a reader of the overlay's
+    // access policy, with a certificate of the name the policy knows it by.
+    const policy = JSON.parse(find(objects, "ConfigMap", "giftwall-access").data["access-policy.json"]);
+    const reader = policy.callers.find((c) => c.roles.includes("reader") && c.app_codes.includes("*") && c.certificate_names?.length);
+    assert.ok(reader, "the access policy has no reader of every app with a certificate name");
+    const pki = makePki(reader.certificate_names[0]);
     const secrets = {
       "giftwall-mysql": { password: `${database.password}\n` },
       "giftwall-tls": { "tls.crt": pki.server.cert, "tls.key": pki.server.key, "ca.crt": pki.ca },

@@ -55,7 +55,7 @@ Identity TestPki::Issue(const std::string& ca_cert_file, const std::string& name
   for (std::string& arg : NewKey(base + ".key")) request.push_back(std::move(arg));
   request.insert(request.end(), {"-out", base + ".csr", "-subj", absl::StrCat("/CN=", name)});
   Openssl(request);
-  std::ofstream(base + ".ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n"
+  std::ofstream(base + ".ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:" << name << "\n"
                                << "basicConstraints=CA:FALSE\n"
                                << "keyUsage=digitalSignature,keyEncipherment\n"
                                << "extendedKeyUsage=serverAuth,clientAuth\n";

@@ -15,8 +15,9 @@ struct Identity {
   std::string key_file;
 };
 
-// A directory of certificates, removed when destroyed. Every certificate names localhost and
-// 127.0.0.1 and may serve either end of a TLS connection. Failures fail the test at once.
+// A directory of certificates, removed when destroyed. Every certificate names localhost,
+// 127.0.0.1 and its own name (as DNS names), and may serve either end of a TLS connection.
+// Failures fail the test at once.
 class TestPki {
  public:
   TestPki();

@@ -4,12 +4,16 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "giftwall/v1/admin.grpc.pb.h"
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -201,6 +205,188 @@ TEST_F(TlsTest, TheClientCallsOverTlsWithItsFlags) {
                                 &output),
             2);
   EXPECT_THAT(output, HasSubstr("--tls_cert_file: cannot read /nonexistent"));
+}
+
+// Who may call what: callers identified by certificate or bearer token, each with roles and
+// apps, checked before anything is read or written.
+class AccessPolicyTest : public TlsTest {
+ protected:
+  static constexpr char kReaderToken[] = "feed-token-7c1d";
+
+  void SetUp() override {
+    TlsTest::SetUp();
+    relay_ = pki_.Issue(client_ca_, "relay.wallet");
+    oncall_ = pki_.Issue(client_ca_, "oncall.ops");
+    stranger_ = pki_.Issue(client_ca_, "stranger");
+    policy_file_ = pki_.dir() + "/policy.json";
+    WritePolicy(R"(["yoyo"])");
+    std::vector<std::string> flags = TlsFlags();
+    flags.insert(flags.end(),
+                 {absl::StrCat("--tls_client_ca_file=", client_ca_), "--tls_client_auth=optional",
+                  "--enable_admin", absl::StrCat("--access_policy_file=", policy_file_),
+                  "--access_policy_refresh=200ms", "--catchup_interval=0"});
+    server_ = Start(flags);
+  }
+
+  // The reader's apps, as a JSON list.
+  void WritePolicy(const std::string& reader_apps) {
+    const std::string tmp = policy_file_ + ".tmp";
+    std::ofstream(tmp) << absl::StrFormat(
+        R"({"callers": [
+             {"name": "relay", "certificate_names": ["relay.wallet"], "roles": ["relay"],
+              "app_codes": ["yoyo", "chat"]},
+             {"name": "oncall", "certificate_names": ["oncall.ops"], "roles": ["admin"],
+              "app_codes": ["yoyo"]},
+             {"name": "feed", "token_sha256": ["%s"], "roles": ["reader"], "app_codes": %s}]})",
+        Sha256Hex(kReaderToken), reader_apps);
+    ASSERT_EQ(std::rename(tmp.c_str(), policy_file_.c_str()), 0);
+  }
+
+  static std::string Sha256Hex(const std::string& text) {
+    std::string output;
+    EXPECT_EQ(testing::RunCommand(
+                  {"/bin/sh", "-c", absl::StrCat("printf %s '", text, "' | sha256sum")}, &output),
+              0);
+    return output.substr(0, 64);
+  }
+
+  std::shared_ptr<grpc::Channel> ChannelAs(const Identity& identity) const {
+    grpc::ChannelArguments args;
+    args.SetSslTargetNameOverride("localhost");
+    return grpc::CreateCustomChannel(server_->address(), TlsCallerCredentials(server_ca_, identity),
+                                     args);
+  }
+
+  grpc::Status Project(const Identity& identity, const std::string& token,
+                       const std::vector<std::pair<std::string, std::string>>& app_and_ids) {
+    auto stub = v1::GiftWallService::NewStub(ChannelAs(identity));
+    grpc::ClientContext context;
+    if (!token.empty()) context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+    v1::ProjectMessagesRequest request;
+    for (const auto& [app, id] : app_and_ids) {
+      *request.add_messages() =
+          testing::Message(app, id, R"({"target_user_id":5,"gift_id":"rose","gift_count":1})");
+    }
+    v1::ProjectMessagesResponse response;
+    return stub->ProjectMessages(&context, request, &response);
+  }
+
+  grpc::Status ReadWall(const Identity& identity, const std::string& token,
+                        const std::string& app) {
+    auto stub = v1::GiftWallService::NewStub(ChannelAs(identity));
+    grpc::ClientContext context;
+    if (!token.empty()) context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+    v1::GetGiftWallRequest request;
+    request.set_app_code(app);
+    request.set_user_id(5);
+    v1::GetGiftWallResponse response;
+    return stub->GetGiftWall(&context, request, &response);
+  }
+
+  grpc::Status Status(const Identity& identity, const std::string& app) {
+    auto stub = v1::ProjectionAdminService::NewStub(ChannelAs(identity));
+    grpc::ClientContext context;
+    v1::GetProjectionStatusRequest request;
+    request.set_app_code(app);
+    v1::GetProjectionStatusResponse response;
+    return stub->GetProjectionStatus(&context, request, &response);
+  }
+
+  int64_t LedgerRows(const std::string& event_id) {
+    return db_->QueryInt(absl::StrCat(
+        "SELECT COUNT(*) FROM wallet_projection_events WHERE event_id = '", event_id, "'"));
+  }
+
+  Identity relay_, oncall_, stranger_;
+  std::string policy_file_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(AccessPolicyTest, EachRoleCallsItsMethodsOnItsAppsAndNothingElse) {
+  const Identity none;
+  const auto code = [](const grpc::Status& s) { return s.error_code(); };
+  // relay: projects on its apps; a batch with one other app is refused whole.
+  EXPECT_EQ(code(Project(relay_, "", {{"yoyo", "A1"}, {"chat", "A2"}})), grpc::StatusCode::OK);
+  EXPECT_EQ(code(Project(relay_, "", {{"yoyo", "A3"}, {"other", "A4"}})),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(LedgerRows("A3") + LedgerRows("A4"), 0);
+  EXPECT_EQ(code(ReadWall(relay_, "", "yoyo")), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(code(Status(relay_, "yoyo")), grpc::StatusCode::PERMISSION_DENIED);
+  // reader, by token: reads its app only, projects nothing.
+  EXPECT_EQ(code(ReadWall(none, kReaderToken, "yoyo")), grpc::StatusCode::OK);
+  const grpc::Status other_app = ReadWall(none, kReaderToken, "chat");
+  EXPECT_EQ(code(other_app), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(other_app.error_message(), "caller \"feed\" may not touch app_code chat");
+  EXPECT_EQ(code(Project(none, kReaderToken, {{"yoyo", "B1"}})),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(LedgerRows("B1"), 0);
+  // nobody, or somebody the policy does not know: UNAUTHENTICATED, nothing written.
+  EXPECT_EQ(code(ReadWall(none, "", "yoyo")), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(code(ReadWall(none, "feed-token-7c1e", "yoyo")), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(code(Project(stranger_, "", {{"yoyo", "C1"}})), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(LedgerRows("C1"), 0);
+  // Health stays open to anyone who reaches the port.
+  EXPECT_EQ(CheckHealth(server_->address(), TlsCallerCredentials(server_ca_)), "SERVING");
+}
+
+TEST_F(AccessPolicyTest, TheClientSendsItsTokenFromAFile) {
+  const std::string token_file = pki_.dir() + "/token";
+  std::ofstream(token_file) << kReaderToken << "\n";
+  const std::vector<std::string> wall = {GIFTWALL_CLIENT_BIN,
+                                         absl::StrCat("--server=", server_->address()),
+                                         absl::StrCat("--tls_ca_file=", server_ca_),
+                                         "--tls_server_name=localhost",
+                                         "wall",
+                                         "--app_code=yoyo",
+                                         "--user_id=5"};
+  std::string output;
+  EXPECT_EQ(testing::RunCommand(wall, &output), 1);
+  EXPECT_THAT(output, HasSubstr("UNAUTHENTICATED"));
+  std::vector<std::string> with_token = wall;
+  with_token.insert(with_token.begin() + 1, absl::StrCat("--token_file=", token_file));
+  EXPECT_EQ(testing::RunCommand(with_token, &output), 0) << output;
+  EXPECT_EQ(
+      testing::RunCommand(
+          {GIFTWALL_CLIENT_BIN, absl::StrCat("--token_file=", token_file), "health"}, &output),
+      2);
+  EXPECT_THAT(output, HasSubstr("--token_file: a token goes over TLS only"));
+}
+
+TEST_F(AccessPolicyTest, AdminCallsAreAuditLoggedAndTokensNever) {
+  EXPECT_TRUE(Status(oncall_, "yoyo").ok());
+  EXPECT_EQ(Status(oncall_, "chat").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(Status(Identity{}, "yoyo").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  ReadWall(Identity{}, kReaderToken, "yoyo");
+  const std::string log = server_->log();
+  EXPECT_THAT(log,
+              HasSubstr("audit: caller=oncall method=GetProjectionStatus app_code=yoyo result=OK"));
+  EXPECT_THAT(log, HasSubstr("audit: caller=oncall method=GetProjectionStatus app_code=chat "
+                             "result=PERMISSION_DENIED"));
+  EXPECT_THAT(log,
+              HasSubstr("audit: caller=(unidentified) method=GetProjectionStatus app_code=yoyo "
+                        "result=UNAUTHENTICATED"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr(kReaderToken)));
+}
+
+TEST_F(AccessPolicyTest, APolicyChangeTakesEffectWithoutARestartAndABadOneIsIgnored) {
+  EXPECT_EQ(ReadWall(Identity{}, kReaderToken, "chat").error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  WritePolicy(R"(["yoyo", "chat"])");
+  bool granted = false;
+  for (int i = 0; i < 100 && !granted; ++i) {
+    granted = ReadWall(Identity{}, kReaderToken, "chat").ok();
+    if (!granted) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(granted) << server_->log();
+
+  std::ofstream(policy_file_) << R"({"callers": [{"name": "x", "roles": ["nope"]}]})";
+  bool reported = false;
+  for (int i = 0; i < 100 && !reported; ++i) {
+    reported = absl::StrContains(server_->log(), "the previous policy stays in force");
+    if (!reported) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(reported) << server_->log();
+  EXPECT_TRUE(ReadWall(Identity{}, kReaderToken, "chat").ok());
 }
 
 TEST(TlsConfig, TheServerServesTlsOrPlaintextWhenToldAndSaysWhatIsWrong) {

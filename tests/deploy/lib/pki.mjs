@@ -13,19 +13,25 @@ function openssl(args) {
 
 const newKey = (file) => ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", file];
 
-// {ca, server: {cert, key}, caller: {cert, key}}: PEM texts.
-export function makePki() {
+// {ca, server: {cert, key}, caller: {cert, key}}: PEM texts. The caller's certificate carries
+// `callerName` (a URI SAN if it has a scheme, else a DNS one).
+export function makePki(callerName) {
   const dir = mkdtempSync(join(tmpdir(), "giftwall-pki-"));
   try {
     const file = (name) => join(dir, name);
     openssl(["req", "-x509", ...newKey(file("ca.key")), "-out", file("ca.crt"), "-subj", "/CN=giftwall-test-ca", "-days", "2"]);
-    writeFileSync(file("ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n");
-    const issue = (name, serial) => {
+    const issue = (name, serial, san) => {
+      writeFileSync(file("ext"), `subjectAltName=${san}\nextendedKeyUsage=serverAuth,clientAuth\n`);
       openssl(["req", ...newKey(file(`${name}.key`)), "-out", file(`${name}.csr`), "-subj", `/CN=${name}`]);
       openssl(["x509", "-req", "-in", file(`${name}.csr`), "-CA", file("ca.crt"), "-CAkey", file("ca.key"), "-set_serial", String(serial), "-days", "2", "-extfile", file("ext"), "-out", file(`${name}.crt`)]);
       return { cert: readFileSync(file(`${name}.crt`), "utf8"), key: readFileSync(file(`${name}.key`), "utf8") };
     };
-    return { ca: readFileSync(file("ca.crt"), "utf8"), server: issue("giftwall", 1), caller: issue("relay", 2) };
+    const callerSan = callerName.includes("://") ? `URI:${callerName}` : `DNS:${callerName}`;
+    return {
+      ca: readFileSync(file("ca.crt"), "utf8"),
+      server: issue("giftwall", 1, "DNS:localhost,IP:127.0.0.1"),
+      caller: issue("caller", 2, callerSan),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

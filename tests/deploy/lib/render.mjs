@@ -78,7 +78,8 @@ export function find(objects, kind, name) {
 
 // The ConfigMap that kustomize generated as `name` (its name has a hash suffix).
 export function generatedConfigMap(objects, name) {
-  const found = objects.filter((o) => o.kind === "ConfigMap" && o.metadata.name.startsWith(`${name}-`));
+  const hashed = new RegExp(`^${name}-[a-z0-9]{10}$`);
+  const found = objects.filter((o) => o.kind === "ConfigMap" && hashed.test(o.metadata.name));
   if (found.length !== 1) throw new Error(`expected one ConfigMap ${name}-<hash>, found ${found.length}`);
   return found[0];
 }

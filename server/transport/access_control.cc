@@ -1,0 +1,115 @@
+#include "server/transport/access_control.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+#include "server/transport/grpc_status.h"
+
+namespace giftwall::transport {
+namespace {
+
+absl::StatusOr<std::string> ReadPolicyFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+}  // namespace
+
+CallerCredentials CredentialsOf(const grpc::ServerContextBase& context) {
+  CallerCredentials credentials;
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    for (const grpc::string_ref& name : auth->FindPropertyValues("x509_subject_alternative_name")) {
+      credentials.certificate_names.emplace_back(name.data(), name.size());
+    }
+  }
+  const auto& metadata = context.client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    const absl::string_view value(it->second.data(), it->second.size());
+    constexpr absl::string_view kScheme = "bearer ";
+    if (value.size() > kScheme.size() &&
+        absl::EqualsIgnoreCase(value.substr(0, kScheme.size()), kScheme)) {
+      credentials.bearer_token =
+          std::string(absl::StripAsciiWhitespace(value.substr(kScheme.size())));
+    }
+  }
+  return credentials;
+}
+
+AccessControl::AccessControl(std::string path, std::shared_ptr<const AccessPolicy> policy,
+                             std::string contents, absl::Duration refresh)
+    : path_(std::move(path)),
+      refresh_(refresh),
+      policy_(std::move(policy)),
+      contents_(std::move(contents)) {
+  if (!path_.empty()) watcher_ = std::thread([this] { Watch(); });
+}
+
+std::unique_ptr<AccessControl> AccessControl::Open() {
+  return std::unique_ptr<AccessControl>(new AccessControl("", nullptr, "", absl::ZeroDuration()));
+}
+
+absl::StatusOr<std::unique_ptr<AccessControl>> AccessControl::FromFile(const std::string& path,
+                                                                       absl::Duration refresh) {
+  absl::StatusOr<std::string> contents = ReadPolicyFile(path);
+  if (!contents.ok()) return contents.status();
+  absl::StatusOr<AccessPolicy> policy = AccessPolicy::Parse(*contents);
+  if (!policy.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", policy.status().message()));
+  }
+  LOG(INFO) << "access policy " << path << ": " << policy->callers().size() << " caller(s)";
+  return std::unique_ptr<AccessControl>(
+      new AccessControl(path, std::make_shared<const AccessPolicy>(*std::move(policy)),
+                        *std::move(contents), refresh));
+}
+
+AccessControl::~AccessControl() {
+  stop_.Notify();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+void AccessControl::Watch() {
+  while (!stop_.WaitForNotificationWithTimeout(refresh_)) {
+    absl::StatusOr<std::string> contents = ReadPolicyFile(path_);
+    if (!contents.ok()) {
+      LOG(ERROR) << "access policy: " << contents.status().message()
+                 << "; the previous policy stays in force";
+      continue;
+    }
+    if (*contents == contents_) continue;
+    contents_ = *std::move(contents);
+    absl::StatusOr<AccessPolicy> policy = AccessPolicy::Parse(contents_);
+    if (!policy.ok()) {
+      LOG(ERROR) << "access policy " << path_ << ": " << policy.status().message()
+                 << "; the previous policy stays in force";
+      continue;
+    }
+    LOG(INFO) << "access policy " << path_ << " changed: " << policy->callers().size()
+              << " caller(s)";
+    auto next = std::make_shared<const AccessPolicy>(*std::move(policy));
+    absl::MutexLock lock(&mu_);
+    policy_ = std::move(next);
+  }
+}
+
+grpc::Status AccessControl::Check(const grpc::ServerContextBase& context, Role role,
+                                  absl::Span<const std::string> app_codes,
+                                  std::string* caller) const {
+  std::shared_ptr<const AccessPolicy> policy;
+  {
+    absl::MutexLock lock(&mu_);
+    policy = policy_;
+  }
+  caller->clear();
+  if (policy == nullptr) return grpc::Status::OK;
+  return ToGrpcStatus(policy->Authorize(CredentialsOf(context), role, app_codes, caller));
+}
+
+}  // namespace giftwall::transport
