@@ -140,7 +140,8 @@ int Serve(const ServerConfig& config) {
     }
     access = *std::move(from_file);
   }
-  transport::GiftWallService gift_wall(engine, reader, wall, workers, *access);
+  transport::GiftWallService gift_wall(engine, reader, wall, workers, *access,
+                                       config.payload_from_outbox ? &outbox : nullptr);
   // Admin calls (a verify may read a whole app) get threads of their own: they never take a
   // worker from the relay.
   transport::WorkerPool admin_workers(2, 16);

@@ -101,6 +101,10 @@ ABSL_FLAG(std::string, access_policy_file, "",
           "changes; empty: every caller may call every method");
 ABSL_FLAG(absl::Duration, access_policy_refresh, absl::Seconds(5),
           "how often --access_policy_file is checked for changes");
+ABSL_FLAG(std::string, payload_source, "message",
+          "what ProjectMessage(s) project: the message's payload (message), or, where the "
+          "service shares the database with the wallet's outbox, the outbox row of the "
+          "message's (app_code, event_id), refusing a message that says otherwise (outbox)");
 ABSL_FLAG(bool, enable_admin, false,
           "serve giftwall.v1.ProjectionAdminService (requeue, verify, rebuild, ...)");
 
@@ -146,8 +150,9 @@ absl::Status PositiveDuration(absl::string_view flag, absl::Duration value) {
   return Invalid(flag, absl::StrCat("must be > 0, got ", absl::FormatDuration(value)));
 }
 
-// --plaintext, or the --tls_* flags (checked, their files readable); --health_listen.
-absl::Status ReadTransportSecurity(ServerConfig& config) {
+// What keeps callers honest: --plaintext or the --tls_* flags (their files readable),
+// --health_listen, --payload_source and the access policy's flags.
+absl::Status ReadSecurity(ServerConfig& config) {
   config.plaintext = absl::GetFlag(FLAGS_plaintext);
   transport::TlsOptions tls;
   tls.cert_file = absl::GetFlag(FLAGS_tls_cert_file);
@@ -176,6 +181,12 @@ absl::Status ReadTransportSecurity(ServerConfig& config) {
     if (absl::Status s = transport::CheckTlsFiles(tls); !s.ok()) return s;
     config.tls = std::move(tls);
   }
+  const std::string payload_source = absl::GetFlag(FLAGS_payload_source);
+  if (payload_source != "message" && payload_source != "outbox") {
+    return Invalid("payload_source",
+                   absl::StrCat("must be message or outbox, got \"", payload_source, "\""));
+  }
+  config.payload_from_outbox = payload_source == "outbox";
   config.access_policy_file = absl::GetFlag(FLAGS_access_policy_file);
   config.access_policy_refresh = absl::GetFlag(FLAGS_access_policy_refresh);
   if (absl::Status s = PositiveDuration("access_policy_refresh", config.access_policy_refresh);
@@ -333,7 +344,7 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
   }
   if (config.shutdown_grace < absl::ZeroDuration())
     return Invalid("shutdown_grace", "must be >= 0");
-  if (absl::Status s = ReadTransportSecurity(config); !s.ok()) return s;
+  if (absl::Status s = ReadSecurity(config); !s.ok()) return s;
   return config;
 }
 
@@ -360,7 +371,7 @@ std::string Describe(const ServerConfig& config) {
       "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
       "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s "
       "keepalive=%s/%s max_connection_age=%s+%s transport=%s health_listen=%s "
-      "access_policy=%s",
+      "access_policy=%s payload_source=%s",
       config.listen, config.pool.endpoint.Describe(), config.pool.max_size,
       config.read_pool.has_value() ? absl::StrCat(config.read_pool->endpoint.Describe(),
                                                   " pool=", config.read_pool->max_size)

@@ -24,6 +24,8 @@ struct ServerConfig {
   bool plaintext = false;
   // A plaintext port with only the health service, for probes; empty: none.
   std::string health_listen;
+  // ProjectMessage(s) project the outbox row of each message, not its payload.
+  bool payload_from_outbox = false;
   // Who may call what; empty: every caller may call everything.
   std::string access_policy_file;
   absl::Duration access_policy_refresh;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -126,6 +127,16 @@ absl::StatusOr<GiftPayload> ParseGiftPayload(absl::string_view payload_json) {
 
   payload.room_id = Int64Field(values, kRoomId).value_or(0);
   return payload;
+}
+
+bool SameGiftPayload(absl::string_view a, absl::string_view b) {
+  const absl::StatusOr<GiftPayload> x = ParseGiftPayload(a);
+  const absl::StatusOr<GiftPayload> y = ParseGiftPayload(b);
+  if (!x.ok() || !y.ok()) return a == b;
+  return std::tie(x->target_user_id, x->gift_id, x->gift_count, x->sender_user_id, x->coin_amount,
+                  x->gift_name, x->gift_icon, x->room_id) ==
+         std::tie(y->target_user_id, y->gift_id, y->gift_count, y->sender_user_id, y->coin_amount,
+                  y->gift_name, y->gift_icon, y->room_id);
 }
 
 }  // namespace giftwall::domain

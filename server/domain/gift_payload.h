@@ -34,6 +34,11 @@ struct GiftPayload {
 // such an event can never be projected.
 absl::StatusOr<GiftPayload> ParseGiftPayload(absl::string_view payload_json);
 
+// Whether two payloads say the same gift: the same fields once parsed (so that key order,
+// spacing, or a JSON column's normalization make no difference), or, where either does not
+// parse, the same bytes.
+bool SameGiftPayload(absl::string_view a, absl::string_view b);
+
 }  // namespace giftwall::domain
 
 #endif  // GIFTWALL_SERVER_DOMAIN_GIFT_PAYLOAD_H_

@@ -3,10 +3,13 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "glog/logging.h"
 #include "server/domain/app_code.h"
 #include "server/domain/envelope.h"
+#include "server/domain/gift_payload.h"
 #include "server/domain/page_token.h"
 #include "server/domain/text.h"
 #include "server/domain/wall_page.h"
@@ -154,10 +157,11 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerCo
   projection::ProjectionUnit unit;
   unit.events.push_back(*std::move(event));
   unit.by = domain::ProjectedBy::kRelay;
-  return SubmitUnit(context, projection_, std::move(unit),
-                    [response](const std::vector<domain::ProjectionResult>& results) {
-                      Fill(results.front(), response);
-                    });
+  return Project(
+      context, std::move(unit), [](size_t) { return std::string("message"); }, std::move(caller),
+      [response](const std::vector<domain::ProjectionResult>& results) {
+        Fill(results.front(), response);
+      });
 }
 
 grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
@@ -207,13 +211,67 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
     return FinishNow(context, s);
   }
   projection::ProjectionUnit unit{std::move(events), domain::ProjectedBy::kRelay};
-  return SubmitUnit(context, projection_, std::move(unit),
-                    [response, event_index = std::move(event_index)](
-                        const std::vector<domain::ProjectionResult>& results) {
-                      for (size_t j = 0; j < results.size(); ++j) {
-                        Fill(results[j], response->mutable_results(event_index[j]));
-                      }
-                    });
+  auto field_of_event = [event_index](size_t j) {
+    return absl::StrCat("messages[", event_index[j], "]");
+  };
+  return Project(context, std::move(unit), std::move(field_of_event), std::move(caller),
+                 [response, event_index = std::move(event_index)](
+                     const std::vector<domain::ProjectionResult>& results) {
+                   for (size_t j = 0; j < results.size(); ++j) {
+                     Fill(results[j], response->mutable_results(event_index[j]));
+                   }
+                 });
+}
+
+grpc::ServerUnaryReactor* GiftWallService::Project(
+    grpc::CallbackServerContext* context, projection::ProjectionUnit unit,
+    std::function<std::string(size_t)> field_of_event, std::string caller,
+    std::function<void(const std::vector<domain::ProjectionResult>&)> fill) {
+  if (outbox_rows_ == nullptr) return SubmitUnit(context, projection_, std::move(unit), fill);
+  // The rows are read on a worker, which then waits for the group commit: the gRPC thread
+  // must not block.
+  return Offload(
+      context, workers_,
+      [this, unit = std::move(unit), field_of_event = std::move(field_of_event),
+       caller = std::move(caller), fill = std::move(fill)]() mutable {
+        if (grpc::Status s = ReplaceWithOutboxRows(&unit, field_of_event, caller); !s.ok()) {
+          return s;
+        }
+        std::vector<projection::UnitResult> results = projection_.ProjectUnits({std::move(unit)});
+        if (!results.front().ok()) return ToGrpcStatus(results.front().status());
+        fill(*results.front());
+        return grpc::Status::OK;
+      });
+}
+
+grpc::Status GiftWallService::ReplaceWithOutboxRows(
+    projection::ProjectionUnit* unit, const std::function<std::string(size_t)>& field_of_event,
+    const std::string& caller) const {
+  for (size_t j = 0; j < unit->events.size(); ++j) {
+    domain::GiftEvent& event = unit->events[j];
+    absl::StatusOr<std::optional<storage::OutboxRow>> row =
+        outbox_rows_->Find(event.app_code, event.event_id);
+    if (!row.ok()) return ToGrpcStatus(row.status());
+    if (!row->has_value()) {
+      return grpc::Status(
+          grpc::StatusCode::UNAVAILABLE,
+          absl::StrCat(field_of_event(j), ": app_code ", event.app_code, " has no outbox row \"",
+                       absl::CEscape(event.event_id),
+                       "\" yet: redeliver later (the catch-up scan projects it once it is there)"));
+    }
+    const bool same_type = domain::IsGiftEvent((*row)->event_type);
+    if (!same_type || !domain::SameGiftPayload(event.payload_json, (*row)->event.payload_json)) {
+      const std::string what = same_type ? "payload_json" : "event_type";
+      LOG(WARNING) << "rejected a message whose " << what << " differs from its outbox row: caller="
+                   << (caller.empty() ? "(anyone)" : caller) << " app_code=" << event.app_code
+                   << " event_id=" << absl::CEscape(event.event_id);
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          absl::StrCat(field_of_event(j), ".", what,
+                                       " differs from the outbox row of this event: rejected"));
+    }
+    event = std::move((*row)->event);
+  }
+  return grpc::Status::OK;
 }
 
 grpc::Status GiftWallService::AdmitWallRead(const grpc::ServerContextBase& context,

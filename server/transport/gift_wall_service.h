@@ -4,10 +4,15 @@
 #ifndef GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 #define GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "server/domain/gift_payload.h"
 #include "server/projection/projection_engine.h"
 #include "server/reads/wall_reader.h"
+#include "server/storage/outbox_repository.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/worker_pool.h"
@@ -27,10 +32,17 @@ inline constexpr int kMaxReceiveMessageBytes = static_cast<int>(2 * kMaxRequestB
 class GiftWallService final : public giftwall::v1::GiftWallService::CallbackService {
  public:
   // Every call is checked by `access` (the relay role projects, the reader role reads) before it
-  // does anything.
+  // does anything. With `outbox_rows` (--payload_source=outbox), ProjectMessage(s) project the
+  // wallet's outbox rows, not the messages' payloads (see ReplaceWithOutboxRows).
   GiftWallService(projection::ProjectionEngine& projection, reads::WallReader& reader,
-                  storage::WallRepository& wall, WorkerPool& workers, const AccessControl& access)
-      : projection_(projection), reader_(reader), wall_(wall), workers_(workers), access_(access) {}
+                  storage::WallRepository& wall, WorkerPool& workers, const AccessControl& access,
+                  storage::OutboxRepository* outbox_rows = nullptr)
+      : projection_(projection),
+        reader_(reader),
+        wall_(wall),
+        workers_(workers),
+        access_(access),
+        outbox_rows_(outbox_rows) {}
 
   grpc::ServerUnaryReactor* ProjectMessage(grpc::CallbackServerContext* context,
                                            const v1::ProjectMessageRequest* request,
@@ -46,6 +58,22 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
                                                 v1::ListGiftWallSendersResponse* response) override;
 
  private:
+  // Projects `unit` and answers with `fill`, or the status that kept it from being projected:
+  // from the engine directly, or, with outbox_rows_, on a worker that first replaces each event
+  // with its outbox row.
+  grpc::ServerUnaryReactor* Project(
+      grpc::CallbackServerContext* context, projection::ProjectionUnit unit,
+      std::function<std::string(size_t)> field_of_event, std::string caller,
+      std::function<void(const std::vector<domain::ProjectionResult>&)> fill);
+
+  // --payload_source=outbox: replaces each event of `unit` with the outbox row of its
+  // (app_code, event_id). UNAVAILABLE while a row is not there (redeliver; the catch-up scan
+  // projects it once it is); INVALID_ARGUMENT, logged with the caller, when a message says
+  // another gift than its row. Nothing is projected unless every event passes.
+  grpc::Status ReplaceWithOutboxRows(projection::ProjectionUnit* unit,
+                                     const std::function<std::string(size_t)>& field_of_event,
+                                     const std::string& caller) const;
+
   // A wall read's caller and arguments: OK with the normalized app code and page size, or the
   // status to answer (UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT).
   grpc::Status AdmitWallRead(const grpc::ServerContextBase& context, const std::string& app_code_in,
@@ -57,6 +85,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   storage::WallRepository& wall_;
   WorkerPool& workers_;
   const AccessControl& access_;
+  storage::OutboxRepository* const outbox_rows_;
 };
 
 }  // namespace giftwall::transport

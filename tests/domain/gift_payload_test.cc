@@ -253,5 +253,20 @@ TEST(ParseGiftPayloadTest, DeepNestingInUnknownKeyIsRejectedWithoutCrashing) {
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("nested deeper than 10000"));
 }
 
+// --payload_source=outbox compares the relay's payload with the outbox row's by what they say.
+TEST(SameGiftPayloadTest, SameFieldsInAnyOrderOrSpacingAreTheSameGift) {
+  EXPECT_TRUE(SameGiftPayload(R"({"target_user_id":7,"gift_id":"rose","gift_count":2})",
+                              R"({ "gift_count": 2, "gift_id": " rose", "target_user_id": 7 })"));
+  EXPECT_FALSE(SameGiftPayload(R"({"target_user_id":7,"gift_id":"rose","gift_count":2})",
+                               R"({"target_user_id":7,"gift_id":"rose","gift_count":200})"));
+  EXPECT_FALSE(SameGiftPayload(R"({"target_user_id":7,"gift_id":"rose","gift_count":2})",
+                               R"({"target_user_id":7,"gift_id":"rose","gift_count":2,)"
+                               R"("coin_amount":5})"));
+  // What does not parse is compared byte for byte.
+  EXPECT_TRUE(SameGiftPayload("{not json", "{not json"));
+  EXPECT_FALSE(
+      SameGiftPayload("{not json", R"({"target_user_id":7,"gift_id":"r","gift_count":1})"));
+}
+
 }  // namespace
 }  // namespace giftwall::domain

@@ -380,6 +380,65 @@ TEST_F(ServerE2eTest, AnUnreachableReadUrlFailsReadsOnly) {
   EXPECT_EQ(server.Health("readiness"), "SERVING");
 }
 
+// --payload_source=outbox: what is projected is the wallet's outbox row; a message that says
+// another gift than its row is refused, one whose row is not there yet is to be redelivered.
+TEST_F(ServerE2eTest, OutboxPayloadSourceProjectsTheRowAndRefusesForgeries) {
+  ServerProcess server(db_->url(), {"--payload_source=outbox", "--catchup_interval=0"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  const std::string rose = R"({"target_user_id":31,"gift_id":"rose","gift_count":2})";
+  db_->InsertOutbox("outboxmode", "O1", "WalletGiftDebited", rose, 1'700'000'000'000);
+  db_->InsertOutbox("outboxmode", "O2", "WalletGiftDebited", rose, 1'700'000'000'000);
+  db_->InsertOutbox("outboxmode", "O3", "WalletRecharged", rose, 1'700'000'000'000);
+  const auto ledger_rows = [&] {
+    return db_->QueryInt(
+        "SELECT COUNT(*) FROM wallet_projection_events WHERE app_code = 'outboxmode'");
+  };
+  const auto project = [&](const std::string& id, const std::string& payload) {
+    v1::ProjectMessageResponse response;
+    grpc::Status status = Project(Message("OutboxMode", id, payload), &response, &server);
+    return std::make_pair(status, response.outcome());
+  };
+
+  // The same gift, written another way (key order, spacing): projected, from the row.
+  auto [status, outcome] =
+      project("O1", R"({ "gift_count": 2, "gift_id": "rose", "target_user_id": 31 })");
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(outcome, v1::PROJECTION_OUTCOME_PROJECTED);
+  EXPECT_EQ(db_->QueryInt("SELECT gift_count FROM user_gift_wall WHERE app_code = 'outboxmode' "
+                          "AND user_id = 31"),
+            2);
+
+  // A forged count, a forged type, a row not there yet: nothing written.
+  std::tie(status, outcome) =
+      project("O2", R"({"target_user_id":31,"gift_id":"rose","gift_count":2000})");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "message.payload_json differs from the outbox row of this event: rejected");
+  std::tie(status, outcome) = project("O3", rose);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("message.event_type differs"));
+  std::tie(status, outcome) = project("O4", rose);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), HasSubstr("has no outbox row \"O4\" yet"));
+  EXPECT_EQ(ledger_rows(), 1);
+  EXPECT_THAT(server.log(), HasSubstr("rejected a message whose payload_json differs from its "
+                                      "outbox row: caller=(anyone) app_code=outboxmode "
+                                      "event_id=O2"));
+
+  // A batch with one forgery is refused whole.
+  auto stub = v1::GiftWallService::NewStub(server.Channel());
+  grpc::ClientContext context;
+  v1::ProjectMessagesRequest batch;
+  *batch.add_messages() = Message("outboxmode", "O2", rose);
+  *batch.add_messages() =
+      Message("outboxmode", "O2", R"({"target_user_id":31,"gift_id":"rose","gift_count":9})");
+  v1::ProjectMessagesResponse results;
+  status = stub->ProjectMessages(&context, batch, &results);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("messages[1].payload_json differs"));
+  EXPECT_EQ(ledger_rows(), 1);
+}
+
 // The admin service is not reachable by accident: without --enable_admin it does not exist.
 TEST_F(ServerE2eTest, AdminServiceIsServedOnlyWhenEnabled) {
   testing::ReflectionClient reflection(server_->Channel());
