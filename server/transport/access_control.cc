@@ -100,8 +100,8 @@ void AccessControl::Watch() {
 }
 
 grpc::Status AccessControl::Check(const grpc::ServerContextBase& context, Role role,
-                                  absl::Span<const std::string> app_codes,
-                                  std::string* caller) const {
+                                  absl::Span<const std::string> app_codes, std::string* caller,
+                                  CallPermit* permit) const {
   std::shared_ptr<const AccessPolicy> policy;
   {
     absl::MutexLock lock(&mu_);
@@ -109,7 +109,14 @@ grpc::Status AccessControl::Check(const grpc::ServerContextBase& context, Role r
   }
   caller->clear();
   if (policy == nullptr) return grpc::Status::OK;
-  return ToGrpcStatus(policy->Authorize(CredentialsOf(context), role, app_codes, caller));
+  const AccessPolicy::Caller* identified = nullptr;
+  absl::Status status = policy->Authorize(CredentialsOf(context), role, app_codes, &identified);
+  if (identified != nullptr) *caller = identified->name;
+  if (status.ok() && permit != nullptr) {
+    status = limits_.Admit(identified->name, identified->max_concurrent_calls,
+                           identified->max_calls_per_second, absl::Now(), permit);
+  }
+  return ToGrpcStatus(status);
 }
 
 }  // namespace giftwall::transport

@@ -16,12 +16,16 @@
 #include "absl/types/span.h"
 #include "grpcpp/grpcpp.h"
 #include "server/transport/access_policy.h"
+#include "server/transport/caller_limits.h"
 
 namespace giftwall::transport {
 
 // Who the call's transport says is calling: its verified client certificate's names, and its
 // `authorization: Bearer` token.
 CallerCredentials CredentialsOf(const grpc::ServerContextBase& context);
+
+// A call's place within its caller's limits; null when it has none.
+using CallPermit = std::shared_ptr<const CallerLimits::Permit>;
 
 class AccessControl {
  public:
@@ -37,9 +41,12 @@ class AccessControl {
 
   // OK if the call's caller may take `role` on every one of `app_codes` (normalized), with
   // *caller set to its name ("" when open); else UNAUTHENTICATED or PERMISSION_DENIED, to answer.
+  // With `permit`, the call also takes a place within its caller's limits (RESOURCE_EXHAUSTED
+  // past them), held until the last copy of *permit goes: the first check of a call asks for
+  // one and keeps it until the call is answered.
   grpc::Status Check(const grpc::ServerContextBase& context, Role role,
-                     absl::Span<const std::string> app_codes, std::string* caller) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+                     absl::Span<const std::string> app_codes, std::string* caller,
+                     CallPermit* permit = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   AccessControl(std::string path, std::shared_ptr<const AccessPolicy> policy, std::string contents,
@@ -50,7 +57,8 @@ class AccessControl {
   const absl::Duration refresh_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const AccessPolicy> policy_ ABSL_GUARDED_BY(mu_);  // null: open
-  std::string contents_;  // the file as last read; the watcher's only
+  std::string contents_;         // the file as last read; the watcher's only
+  mutable CallerLimits limits_;  // by caller name, across policy changes
   absl::Notification stop_;
   std::thread watcher_;
 };

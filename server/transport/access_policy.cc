@@ -4,6 +4,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <climits>
 #include <map>
 
 #include "absl/strings/ascii.h"
@@ -83,6 +84,10 @@ absl::StatusOr<AccessPolicy::Caller> ReadCaller(const config::v1::Caller& in,
   if (!caller.every_app && caller.app_codes.empty()) {
     return Invalid(where, "app_codes: at least one is required (\"*\": every app)");
   }
+  caller.max_concurrent_calls =
+      static_cast<int>(std::min<uint32_t>(in.max_concurrent_calls(), INT32_MAX));
+  caller.max_calls_per_second =
+      static_cast<int>(std::min<uint32_t>(in.max_calls_per_second(), INT32_MAX));
   return caller;
 }
 
@@ -160,15 +165,15 @@ const AccessPolicy::Caller* AccessPolicy::Identify(const CallerCredentials& cred
 
 absl::Status AccessPolicy::Authorize(const CallerCredentials& credentials, Role role,
                                      absl::Span<const std::string> app_codes,
-                                     std::string* caller_name) const {
+                                     const Caller** identified) const {
   const Caller* caller = Identify(credentials);
+  *identified = caller;
   if (caller == nullptr) {
     return absl::UnauthenticatedError(
         credentials.certificate_names.empty() && !credentials.bearer_token.has_value()
             ? "no client certificate and no bearer token: who is calling?"
             : "no caller of the access policy presents this certificate or token");
   }
-  *caller_name = caller->name;
   if (caller->roles.count(role) == 0) {
     return absl::PermissionDeniedError(
         absl::StrCat("caller \"", caller->name, "\" has no role ", RoleName(role)));

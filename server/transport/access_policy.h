@@ -39,6 +39,8 @@ class AccessPolicy {
     std::set<Role> roles;
     bool every_app = false;
     std::set<std::string> app_codes;
+    int max_concurrent_calls = 0;  // 0: no limit
+    int max_calls_per_second = 0;  // 0: no limit
   };
 
   // The policy in `json` (giftwall.config.v1.AccessPolicy, protobuf's JSON form), or
@@ -49,10 +51,10 @@ class AccessPolicy {
   const Caller* Identify(const CallerCredentials& credentials) const;
 
   // May the caller `credentials` identify take `role` on every one of `app_codes` (normalized)?
-  // OK, with *caller_name set; UNAUTHENTICATED when no caller is identified; PERMISSION_DENIED
-  // naming the role or the app that is not granted.
+  // OK; UNAUTHENTICATED when no caller is identified; PERMISSION_DENIED naming the role or the
+  // app that is not granted. *caller is the caller identified, if any (it lives as long as this).
   absl::Status Authorize(const CallerCredentials& credentials, Role role,
-                         absl::Span<const std::string> app_codes, std::string* caller_name) const;
+                         absl::Span<const std::string> app_codes, const Caller** caller) const;
 
   const std::vector<Caller>& callers() const { return callers_; }
 

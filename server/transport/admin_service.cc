@@ -21,6 +21,7 @@ struct AuditEntry {
   std::string caller;
   std::string method;
   std::string app_code;  // as the request gave it until it is known to be valid
+  CallPermit permit;     // the call's place within its caller's limits
 
   void Log(const grpc::Status& status) const {
     absl::string_view who = caller;
@@ -157,7 +158,7 @@ grpc::Status AdminService::Admit(const grpc::ServerContextBase& context, absl::s
                                  const std::string& app_code, AuditEntry* audit) const {
   audit->method = std::string(method);
   audit->app_code = app_code;
-  grpc::Status status = access_.Check(context, Role::kAdmin, {}, &audit->caller);
+  grpc::Status status = access_.Check(context, Role::kAdmin, {}, &audit->caller, &audit->permit);
   if (status.ok()) {
     absl::StatusOr<std::string> normalized = domain::NormalizeAppCode(app_code);
     if (!normalized.ok()) return InvalidArgument("", normalized.status());

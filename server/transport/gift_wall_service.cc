@@ -132,7 +132,8 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerCo
                                                           const v1::ProjectMessageRequest* request,
                                                           v1::ProjectMessageResponse* response) {
   std::string caller;
-  if (grpc::Status s = access_.Check(*context, Role::kRelay, {}, &caller); !s.ok()) {
+  CallPermit permit;  // held until the call is answered
+  if (grpc::Status s = access_.Check(*context, Role::kRelay, {}, &caller, &permit); !s.ok()) {
     return FinishNow(context, s);
   }
   if (const size_t bytes = request->ByteSizeLong(); bytes > kMaxRequestBytes) {
@@ -159,7 +160,7 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerCo
   unit.by = domain::ProjectedBy::kRelay;
   return Project(
       context, std::move(unit), [](size_t) { return std::string("message"); }, std::move(caller),
-      [response](const std::vector<domain::ProjectionResult>& results) {
+      [response, permit](const std::vector<domain::ProjectionResult>& results) {
         Fill(results.front(), response);
       });
 }
@@ -168,7 +169,8 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
     grpc::CallbackServerContext* context, const v1::ProjectMessagesRequest* request,
     v1::ProjectMessagesResponse* response) {
   std::string caller;
-  if (grpc::Status s = access_.Check(*context, Role::kRelay, {}, &caller); !s.ok()) {
+  CallPermit permit;  // held until the call is answered
+  if (grpc::Status s = access_.Check(*context, Role::kRelay, {}, &caller, &permit); !s.ok()) {
     return FinishNow(context, s);
   }
   const int count = request->messages_size();
@@ -215,8 +217,8 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
     return absl::StrCat("messages[", event_index[j], "]");
   };
   return Project(context, std::move(unit), std::move(field_of_event), std::move(caller),
-                 [response, event_index = std::move(event_index)](
-                     const std::vector<domain::ProjectionResult>& results) {
+                 [response, event_index = std::move(event_index),
+                  permit](const std::vector<domain::ProjectionResult>& results) {
                    for (size_t j = 0; j < results.size(); ++j) {
                      Fill(results[j], response->mutable_results(event_index[j]));
                    }
@@ -277,9 +279,11 @@ grpc::Status GiftWallService::ReplaceWithOutboxRows(
 grpc::Status GiftWallService::AdmitWallRead(const grpc::ServerContextBase& context,
                                             const std::string& app_code_in, int64_t user_id,
                                             int32_t page_size_in, std::string* app_code,
-                                            int* page_size) const {
+                                            int* page_size, CallPermit* permit) const {
   std::string caller;
-  if (grpc::Status s = access_.Check(context, Role::kReader, {}, &caller); !s.ok()) return s;
+  if (grpc::Status s = access_.Check(context, Role::kReader, {}, &caller, permit); !s.ok()) {
+    return s;
+  }
   if (absl::Status s = CheckWallRead(app_code_in, user_id, page_size_in, app_code, page_size);
       !s.ok()) {
     return InvalidArgument("", s);
@@ -292,8 +296,9 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
                                                        v1::GetGiftWallResponse* response) {
   std::string app_code;
   int page_size = 0;
+  CallPermit permit;  // held until the call is answered
   if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
-                                     request->page_size(), &app_code, &page_size);
+                                     request->page_size(), &app_code, &page_size, &permit);
       !s.ok()) {
     return FinishNow(context, s);
   }
@@ -319,7 +324,7 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
   read.user_id = user_id;
   read.still_wanted = [context] { return StillWanted(context); };
   read.done = [reactor, response, app_code, user_id, sort = *sort, after = std::move(after),
-               page_size](absl::StatusOr<std::vector<domain::WallItem>> wall) {
+               page_size, permit](absl::StatusOr<std::vector<domain::WallItem>> wall) {
     if (!wall.ok()) {
       reactor->Finish(ToGrpcStatus(wall.status()));
       return;
@@ -348,8 +353,9 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
     v1::ListGiftWallSendersResponse* response) {
   std::string app_code;
   int page_size = 0;
+  CallPermit permit;  // held until the call is answered
   if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
-                                     request->page_size(), &app_code, &page_size);
+                                     request->page_size(), &app_code, &page_size, &permit);
       !s.ok()) {
     return FinishNow(context, s);
   }
@@ -369,7 +375,7 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
   return Offload(
       context, workers_,
       [this, app_code = std::move(app_code), user_id = request->user_id(),
-       gift_id = std::move(gift_id), after = std::move(after), page_size, response] {
+       gift_id = std::move(gift_id), after = std::move(after), page_size, response, permit] {
         absl::StatusOr<storage::SenderPage> page =
             wall_.ListSenders(app_code, user_id, gift_id, after, page_size);
         if (!page.ok()) return ToGrpcStatus(page.status());

@@ -212,6 +212,7 @@ TEST_F(TlsTest, TheClientCallsOverTlsWithItsFlags) {
 class AccessPolicyTest : public TlsTest {
  protected:
   static constexpr char kReaderToken[] = "feed-token-7c1d";
+  static constexpr char kBurstToken[] = "burst-token-19aa";
 
   void SetUp() override {
     TlsTest::SetUp();
@@ -237,8 +238,10 @@ class AccessPolicyTest : public TlsTest {
               "app_codes": ["yoyo", "chat"]},
              {"name": "oncall", "certificate_names": ["oncall.ops"], "roles": ["admin"],
               "app_codes": ["yoyo"]},
-             {"name": "feed", "token_sha256": ["%s"], "roles": ["reader"], "app_codes": %s}]})",
-        Sha256Hex(kReaderToken), reader_apps);
+             {"name": "feed", "token_sha256": ["%s"], "roles": ["reader"], "app_codes": %s},
+             {"name": "burst", "token_sha256": ["%s"], "roles": ["reader"], "app_codes": ["*"],
+              "max_calls_per_second": 3}]})",
+        Sha256Hex(kReaderToken), reader_apps, Sha256Hex(kBurstToken));
     ASSERT_EQ(std::rename(tmp.c_str(), policy_file_.c_str()), 0);
   }
 
@@ -327,6 +330,28 @@ TEST_F(AccessPolicyTest, EachRoleCallsItsMethodsOnItsAppsAndNothingElse) {
   EXPECT_EQ(LedgerRows("C1"), 0);
   // Health stays open to anyone who reaches the port.
   EXPECT_EQ(CheckHealth(server_->address(), TlsCallerCredentials(server_ca_)), "SERVING");
+}
+
+// Limits are per caller: "burst" may call 3 times a second, and nobody else is slowed by it.
+TEST_F(AccessPolicyTest, ACallerPastItsRateGetsResourceExhaustedAndOthersDoNot) {
+  // One connection, so that the calls come faster than 3 a second even on a slow machine.
+  auto stub = v1::GiftWallService::NewStub(ChannelAs(Identity{}));
+  int admitted = 0;
+  grpc::Status refused;
+  for (int i = 0; i < 50 && refused.ok(); ++i) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", kBurstToken));
+    v1::GetGiftWallRequest request;
+    request.set_app_code("yoyo");
+    request.set_user_id(5);
+    v1::GetGiftWallResponse response;
+    refused = stub->GetGiftWall(&context, request, &response);
+    if (refused.ok()) ++admitted;
+  }
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("caller \"burst\" is past its 3 calls a second"));
+  EXPECT_GE(admitted, 3);
+  EXPECT_TRUE(ReadWall(Identity{}, kReaderToken, "yoyo").ok()) << "others are not slowed";
 }
 
 TEST_F(AccessPolicyTest, TheClientSendsItsTokenFromAFile) {

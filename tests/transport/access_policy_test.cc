@@ -33,18 +33,18 @@ const std::string kPolicy = Policy(
 
 TEST(AccessPolicy, ARoleOnAnAppItIsGrantedIsAllowedAndNamesTheCaller) {
   const AccessPolicy policy = Parse(kPolicy);
-  std::string caller;
+  const AccessPolicy::Caller* caller = nullptr;
   EXPECT_TRUE(policy.Authorize(Certificate("relay.wallet"), Role::kRelay, {"any"}, &caller).ok());
-  EXPECT_EQ(caller, "relay");
+  EXPECT_EQ(caller->name, "relay");
   EXPECT_TRUE(policy.Authorize(Token("secret"), Role::kReader, {"yoyo"}, &caller).ok());
-  EXPECT_EQ(caller, "feed");
+  EXPECT_EQ(caller->name, "feed");
   EXPECT_TRUE(
       policy.Authorize(Certificate("oncall.ops"), Role::kAdmin, {"yoyo", "chat"}, &caller).ok());
 }
 
 TEST(AccessPolicy, NoIdentityOrAnUnknownOneIsUnauthenticated) {
   const AccessPolicy policy = Parse(kPolicy);
-  std::string caller;
+  const AccessPolicy::Caller* caller = nullptr;
   for (const CallerCredentials& who :
        {CallerCredentials{}, Certificate("stranger"), Token("secreT"), Token("")}) {
     const absl::Status s = policy.Authorize(who, Role::kReader, {"yoyo"}, &caller);
@@ -54,7 +54,7 @@ TEST(AccessPolicy, NoIdentityOrAnUnknownOneIsUnauthenticated) {
 
 TEST(AccessPolicy, AnotherRoleOrAnotherAppIsPermissionDenied) {
   const AccessPolicy policy = Parse(kPolicy);
-  std::string caller;
+  const AccessPolicy::Caller* caller = nullptr;
   absl::Status s = policy.Authorize(Token("secret"), Role::kRelay, {"yoyo"}, &caller);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(s.message(), "caller \"feed\" has no role relay");
@@ -68,19 +68,32 @@ TEST(AccessPolicy, AnotherRoleOrAnotherAppIsPermissionDenied) {
 
 TEST(AccessPolicy, ACertificateIdentifiesBeforeAToken) {
   const AccessPolicy policy = Parse(kPolicy);
-  std::string caller;
+  const AccessPolicy::Caller* caller = nullptr;
   const CallerCredentials both{{"oncall.ops"}, std::string("secret")};
   EXPECT_TRUE(policy.Authorize(both, Role::kAdmin, {"chat"}, &caller).ok());
-  EXPECT_EQ(caller, "oncall");
+  EXPECT_EQ(caller->name, "oncall");
   // An unknown certificate falls back to the token.
   const CallerCredentials unknown_cert{{"stranger"}, std::string("secret")};
   EXPECT_TRUE(policy.Authorize(unknown_cert, Role::kReader, {"yoyo"}, &caller).ok());
-  EXPECT_EQ(caller, "feed");
+  EXPECT_EQ(caller->name, "feed");
+}
+
+TEST(AccessPolicy, LimitsAreReadPerCaller) {
+  const AccessPolicy policy =
+      Parse(Policy(R"({"name": "relay", "certificate_names": ["r"], "roles": ["relay"],)"
+                   R"( "app_codes": ["*"], "max_concurrent_calls": 64,)"
+                   R"( "max_calls_per_second": 500}, )"
+                   R"({"name": "feed", "certificate_names": ["f"], "roles": ["reader"],)"
+                   R"( "app_codes": ["*"]})"));
+  ASSERT_EQ(policy.callers().size(), 2u);
+  EXPECT_EQ(policy.callers()[0].max_concurrent_calls, 64);
+  EXPECT_EQ(policy.callers()[0].max_calls_per_second, 500);
+  EXPECT_EQ(policy.callers()[1].max_concurrent_calls, 0);
 }
 
 TEST(AccessPolicy, AnEmptyPolicyLetsNobodyIn) {
   const AccessPolicy policy = Parse("{}");
-  std::string caller;
+  const AccessPolicy::Caller* caller = nullptr;
   EXPECT_EQ(policy.Authorize(Certificate("relay.wallet"), Role::kRelay, {"a"}, &caller).code(),
             absl::StatusCode::kUnauthenticated);
 }
