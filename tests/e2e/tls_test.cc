@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -330,6 +331,66 @@ TEST_F(AccessPolicyTest, EachRoleCallsItsMethodsOnItsAppsAndNothingElse) {
   EXPECT_EQ(LedgerRows("C1"), 0);
   // Health stays open to anyone who reaches the port.
   EXPECT_EQ(CheckHealth(server_->address(), TlsCallerCredentials(server_ca_)), "SERVING");
+}
+
+// Each role against each method: a caller may call its role's methods and no other.
+TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
+  struct Who {
+    std::string name;
+    Identity identity;
+    std::string token;
+  };
+  const std::vector<Who> callers = {
+      {"relay", relay_, ""}, {"feed (reader)", Identity{}, kReaderToken}, {"oncall", oncall_, ""}};
+  const auto call = [&](const Who& who, const std::string& method) {
+    auto channel = ChannelAs(who.identity);
+    grpc::ClientContext context;
+    if (!who.token.empty()) context.AddMetadata("authorization", "Bearer " + who.token);
+    if (method == "ProjectMessage") {
+      v1::ProjectMessageRequest request;
+      *request.mutable_message() = testing::Message(
+          "yoyo", "M-" + who.name, R"({"target_user_id":6,"gift_id":"lily","gift_count":1})");
+      v1::ProjectMessageResponse response;
+      return v1::GiftWallService::NewStub(channel)->ProjectMessage(&context, request, &response);
+    }
+    if (method == "ListGiftWallSenders") {
+      v1::ListGiftWallSendersRequest request;
+      request.set_app_code("yoyo");
+      request.set_user_id(6);
+      request.set_gift_id("lily");
+      v1::ListGiftWallSendersResponse response;
+      return v1::GiftWallService::NewStub(channel)->ListGiftWallSenders(&context, request,
+                                                                        &response);
+    }
+    if (method == "RunCatchUp") {
+      v1::RunCatchUpRequest request;
+      request.set_app_code("yoyo");
+      v1::RunCatchUpResponse response;
+      return v1::ProjectionAdminService::NewStub(channel)->RunCatchUp(&context, request, &response);
+    }
+    if (method == "GetGiftWall") return ReadWall(who.identity, who.token, "yoyo");
+    if (method == "ProjectMessages")
+      return Project(who.identity, who.token, {{"yoyo", "N-" + who.name}});
+    v1::GetProjectionStatusRequest request;
+    request.set_app_code("yoyo");
+    v1::GetProjectionStatusResponse response;
+    return v1::ProjectionAdminService::NewStub(channel)->GetProjectionStatus(&context, request,
+                                                                             &response);
+  };
+  const std::map<std::string, std::string> role_of = {
+      {"ProjectMessage", "relay"},       {"ProjectMessages", "relay"},
+      {"GetGiftWall", "feed (reader)"},  {"ListGiftWallSenders", "feed (reader)"},
+      {"GetProjectionStatus", "oncall"}, {"RunCatchUp", "oncall"}};
+  for (const auto& [method, allowed] : role_of) {
+    for (const Who& who : callers) {
+      const grpc::Status status = call(who, method);
+      EXPECT_EQ(status.error_code(),
+                who.name == allowed ? grpc::StatusCode::OK : grpc::StatusCode::PERMISSION_DENIED)
+          << who.name << " calling " << method << ": " << status.error_message();
+    }
+  }
+  EXPECT_EQ(LedgerRows("M-relay") + LedgerRows("N-relay"), 2);
+  EXPECT_EQ(LedgerRows("M-oncall") + LedgerRows("N-oncall") + LedgerRows("M-feed (reader)"), 0);
 }
 
 // Limits are per caller: "burst" may call 3 times a second, and nobody else is slowed by it.
