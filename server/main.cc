@@ -14,8 +14,11 @@
 #include "absl/synchronization/mutex.h"
 #include "glog/logging.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/impl/server_builder_option.h"
+#include "grpcpp/impl/server_builder_plugin.h"
 #include "server/env_flags.h"
 #include "server/metrics/metrics.h"
 #include "server/projection/group_projector.h"
@@ -83,14 +86,30 @@ void ConfigureConnections(const ServerConfig& config, grpc::ServerBuilder& build
   builder.SetMaxReceiveMessageSize(transport::kMaxReceiveMessageBytes);
 }
 
+// Takes server reflection out of a builder (--enable_reflection=false): its plugin registers
+// itself with every builder as soon as the library is loaded.
+class WithoutReflection final : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const std::unique_ptr<grpc::ServerBuilderPlugin>& plugin) {
+                                    return plugin->name() == "proto_server_reflection";
+                                  }),
+                   plugins->end());
+  }
+};
+
 // The gRPC services this server registers, for the metrics to pre-initialize.
 std::vector<const google::protobuf::ServiceDescriptor*> ServedServices(const ServerConfig& config) {
   const google::protobuf::DescriptorPool& pool =
       *google::protobuf::DescriptorPool::generated_pool();
   std::vector<const google::protobuf::ServiceDescriptor*> services = {
       pool.FindServiceByName("giftwall.v1.GiftWallService"),
-      pool.FindServiceByName("grpc.health.v1.Health"),
-      pool.FindServiceByName("grpc.reflection.v1alpha.ServerReflection")};
+      pool.FindServiceByName("grpc.health.v1.Health")};
+  if (config.enable_reflection) {
+    services.push_back(pool.FindServiceByName("grpc.reflection.v1alpha.ServerReflection"));
+  }
   if (config.enable_admin) {
     services.push_back(pool.FindServiceByName("giftwall.v1.ProjectionAdminService"));
   }
@@ -158,6 +177,7 @@ int Serve(const ServerConfig& config) {
                                                   : grpc::InsecureServerCredentials(),
                            &port);
   ConfigureConnections(config, builder);
+  if (!config.enable_reflection) builder.SetOption(std::make_unique<WithoutReflection>());
   // Outlives the server: its interceptors count every call.
   std::unique_ptr<metrics::Metrics> metrics;
   if (!config.metrics_listen.empty()) {
@@ -189,9 +209,13 @@ int Serve(const ServerConfig& config) {
   std::vector<grpc::HealthCheckServiceInterface*> health_services = {
       server->GetHealthCheckService()};
   // Probes that cannot speak TLS ask a plaintext port that serves nothing but health.
+  // Every other method there answers UNIMPLEMENTED; a gRPC server needs one service at least.
+  grpc::CallbackGenericService unimplemented;
   std::unique_ptr<grpc::Server> health_server;
   if (!config.health_listen.empty()) {
     grpc::ServerBuilder health_builder;
+    health_builder.RegisterCallbackGenericService(&unimplemented);
+    if (!config.enable_reflection) health_builder.SetOption(std::make_unique<WithoutReflection>());
     int health_port = 0;
     health_builder.AddListeningPort(config.health_listen, grpc::InsecureServerCredentials(),
                                     &health_port);

@@ -105,6 +105,9 @@ ABSL_FLAG(std::string, payload_source, "message",
           "what ProjectMessage(s) project: the message's payload (message), or, where the "
           "service shares the database with the wallet's outbox, the outbox row of the "
           "message's (app_code, event_id), refusing a message that says otherwise (outbox)");
+ABSL_FLAG(bool, enable_reflection, true,
+          "serve gRPC server reflection (grpcurl list/describe), open to every caller like "
+          "health; false hides the API's shape");
 ABSL_FLAG(bool, enable_admin, false,
           "serve giftwall.v1.ProjectionAdminService (requeue, verify, rebuild, ...)");
 
@@ -318,6 +321,7 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     catch_up.app_codes.push_back(*std::move(normalized));
   }
   config.enable_admin = absl::GetFlag(FLAGS_enable_admin);
+  config.enable_reflection = absl::GetFlag(FLAGS_enable_reflection);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   if (!config.metrics_listen.empty()) {
     if (absl::Status s = CheckListen(config.metrics_listen); !s.ok()) {

@@ -51,6 +51,8 @@ struct ServerConfig {
   worker::CatchUpOptions catch_up;
   // Serve ProjectionAdminService.
   bool enable_admin = false;
+  // Serve server reflection (open to every caller, like health).
+  bool enable_reflection = true;
   // Serve Prometheus metrics on this host:port; empty: no metrics.
   std::string metrics_listen;
   // Connections: the server pings idle ones, and ends each after max_connection_age (plus grace

@@ -452,6 +452,21 @@ TEST_F(ServerE2eTest, AdminServiceIsServedOnlyWhenEnabled) {
   EXPECT_THAT(out, HasSubstr("--enable_admin"));
 }
 
+// Reflection is open to every caller, like health; --enable_reflection=false hides the API's
+// shape, on the health port too, while health still answers.
+TEST_F(ServerE2eTest, ReflectionCanBeTurnedOff) {
+  const int health_port = testing::FreePort();
+  ServerProcess server(db_->url(), {"--enable_reflection=false", "--catchup_interval=0",
+                                    absl::StrCat("--health_listen=127.0.0.1:", health_port)});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  for (const std::string& address : {server.address(), absl::StrCat("127.0.0.1:", health_port)}) {
+    testing::ReflectionClient reflection(
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    absl::StatusOr<std::vector<std::string>> services = reflection.ListServices();
+    EXPECT_FALSE(services.ok()) << address;
+  }
+}
+
 TEST_F(ServerE2eTest, AdminCommandsVerifyRebuildAndRequeue) {
   ServerProcess admin(db_->url(), {"--enable_admin", "--catchup_interval=0"});
   ASSERT_TRUE(admin.WaitReady()) << admin.log();
