@@ -391,7 +391,10 @@ std::string Describe(const ServerConfig& config) {
       absl::FormatDuration(config.keepalive_timeout),
       absl::FormatDuration(config.max_connection_age),
       absl::FormatDuration(config.max_connection_age_grace), TransportName(config),
-      config.health_listen.empty() ? "(none)" : config.health_listen);
+      config.health_listen.empty() ? "(none)" : config.health_listen,
+      config.access_policy_file.empty() ? "(none: every caller may call everything)"
+                                        : config.access_policy_file,
+      config.payload_from_outbox ? "outbox" : "message");
 }
 
 }  // namespace giftwall

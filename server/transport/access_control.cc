@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
+#include "grpc/grpc_security_constants.h"
 #include "server/transport/grpc_status.h"
 
 namespace giftwall::transport {
@@ -30,8 +31,17 @@ CallerCredentials CredentialsOf(const grpc::ServerContextBase& context) {
       credentials.certificate_names.emplace_back(name.data(), name.size());
     }
   }
+  // A bearer token counts only over TLS: in plaintext anyone on the path could replay it.
+  bool tls = false;
+  if (auth != nullptr) {
+    const std::vector<grpc::string_ref> security =
+        auth->FindPropertyValues(GRPC_TRANSPORT_SECURITY_TYPE_PROPERTY_NAME);
+    // TlsServerCredentials say "tls"; the older SslServerCredentials "ssl".
+    tls = !security.empty() && (security.front() == GRPC_TLS_TRANSPORT_SECURITY_TYPE ||
+                                security.front() == GRPC_SSL_TRANSPORT_SECURITY_TYPE);
+  }
   const auto& metadata = context.client_metadata();
-  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+  if (auto it = metadata.find("authorization"); tls && it != metadata.end()) {
     const absl::string_view value(it->second.data(), it->second.size());
     constexpr absl::string_view kScheme = "bearer ";
     if (value.size() > kScheme.size() &&

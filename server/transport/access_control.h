@@ -21,7 +21,7 @@
 namespace giftwall::transport {
 
 // Who the call's transport says is calling: its verified client certificate's names, and its
-// `authorization: Bearer` token.
+// `authorization: Bearer` token (over TLS only).
 CallerCredentials CredentialsOf(const grpc::ServerContextBase& context);
 
 // A call's place within its caller's limits; null when it has none.

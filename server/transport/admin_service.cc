@@ -54,6 +54,13 @@ absl::Status CheckEventId(absl::string_view event_id) {
   return absl::OkStatus();
 }
 
+// Answers an admitted admin call that is refused (bad arguments), and audit-logs it.
+grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context, const AuditEntry& audit,
+                                 grpc::Status status) {
+  audit.Log(status);
+  return FinishNow(context, std::move(status));
+}
+
 // Streams a rebuild's progress until it ends or the client goes away; the rebuild itself runs
 // on the RebuildRunner's thread and does not stop with the stream. The blocking work (taking
 // the rebuild lock, waiting for progress) runs on this stream's own thread: admin streams are
@@ -161,9 +168,12 @@ grpc::Status AdminService::Admit(const grpc::ServerContextBase& context, absl::s
   grpc::Status status = access_.Check(context, Role::kAdmin, {}, &audit->caller, &audit->permit);
   if (status.ok()) {
     absl::StatusOr<std::string> normalized = domain::NormalizeAppCode(app_code);
-    if (!normalized.ok()) return InvalidArgument("", normalized.status());
-    audit->app_code = *std::move(normalized);
-    status = access_.Check(context, Role::kAdmin, {audit->app_code}, &audit->caller);
+    if (normalized.ok()) {
+      audit->app_code = *std::move(normalized);
+      status = access_.Check(context, Role::kAdmin, {audit->app_code}, &audit->caller);
+    } else {
+      status = InvalidArgument("", normalized.status());
+    }
   }
   if (!status.ok()) audit->Log(status);
   return status;
@@ -200,7 +210,7 @@ grpc::ServerUnaryReactor* AdminService::GetEventStatus(grpc::CallbackServerConte
     return FinishNow(context, s);
   }
   if (absl::Status s = CheckEventId(request->event_id()); !s.ok()) {
-    return FinishNow(context, InvalidArgument("", s));
+    return Refuse(context, audit, InvalidArgument("", s));
   }
   return Offload(
       context, workers_,
@@ -239,9 +249,9 @@ grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerConte
     return FinishNow(context, s);
   }
   if (request->page_size() < 0) {
-    return FinishNow(context,
-                     InvalidArgument("", Invalid(absl::StrCat("page_size must be >= 0, got ",
-                                                              request->page_size()))));
+    return Refuse(context, audit,
+                  InvalidArgument("", Invalid(absl::StrCat("page_size must be >= 0, got ",
+                                                           request->page_size()))));
   }
   if (request->error_contains().size() > domain::kMaxLastErrorBytes) {
     return FinishNow(
@@ -256,7 +266,7 @@ grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerConte
   if (!request->page_token().empty()) {
     absl::StatusOr<domain::DeadEventPageToken> token = domain::DecodeDeadEventPageToken(
         request->page_token(), audit.app_code, request->error_contains());
-    if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    if (!token.ok()) return Refuse(context, audit, InvalidArgument("", token.status()));
     after = std::move(token->event_id);
   }
   return Offload(context, workers_,
@@ -295,9 +305,10 @@ grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
     return FinishNow(context, s);
   }
   if (request->event_ids().empty() && domain::TrimSpace(request->error_contains()).empty()) {
-    return FinishNow(context, InvalidArgument("", Invalid("give event_ids or a non-empty "
-                                                          "error_contains: requeueing every "
-                                                          "dead event at once is not allowed")));
+    return Refuse(context, audit,
+                  InvalidArgument("", Invalid("give event_ids or a non-empty "
+                                              "error_contains: requeueing every "
+                                              "dead event at once is not allowed")));
   }
   if (request->event_ids_size() > kMaxRequeue) {
     return FinishNow(
@@ -307,8 +318,8 @@ grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
   }
   for (int i = 0; i < request->event_ids_size(); ++i) {
     if (domain::TrimSpace(request->event_ids(i)).empty()) {
-      return FinishNow(context,
-                       InvalidArgument("", Invalid(absl::StrCat("event_ids[", i, "] is blank"))));
+      return Refuse(context, audit,
+                    InvalidArgument("", Invalid(absl::StrCat("event_ids[", i, "] is blank"))));
     }
   }
   std::vector<std::string> ids(request->event_ids().begin(), request->event_ids().end());

@@ -53,7 +53,7 @@ class AdminService final : public giftwall::v1::ProjectionAdminService::Callback
 
  private:
   // The caller may take the admin role on the request's app: OK with `audit` filled in (the
-  // normalized app code), or the status to answer. A refusal is audit-logged.
+  // normalized app code), or the status to answer, audit-logged.
   grpc::Status Admit(const grpc::ServerContextBase& context, absl::string_view method,
                      const std::string& app_code, AuditEntry* audit) const;
 

@@ -47,9 +47,11 @@ absl::Status CallerLimits::Admit(const std::string& caller, int max_concurrent, 
     }
     if (per_second > 0) {
       // Refilled at `per_second` a second, up to one second's worth.
-      const double elapsed = state.refilled == absl::InfinitePast()
-                                 ? 1.0
-                                 : absl::ToDoubleSeconds(now - state.refilled);
+      // A clock stepped back counts as no time at all, never as a debt.
+      const double elapsed =
+          state.refilled == absl::InfinitePast()
+              ? 1.0
+              : std::clamp(absl::ToDoubleSeconds(now - state.refilled), 0.0, 1.0);
       state.tokens = std::min<double>(per_second, state.tokens + elapsed * per_second);
       state.refilled = now;
       if (state.tokens < 1) {

@@ -96,6 +96,10 @@ TEST(MigrateCommand, AppliesMigrationsAndIsSafeToRunTwice) {
         << output;
     EXPECT_THAT(output, ::testing::ContainsRegex(run == 0 ? "applied [1-9][0-9]* migration"
                                                           : "applied 0 migration"));
+    // The configuration in force, in one line (every field filled in).
+    EXPECT_THAT(output, ::testing::ContainsRegex("listen=0.0.0.0:50051 db=mysql://.* "
+                                                 "transport=\\(none\\) .* "
+                                                 "payload_source=message"));
   }
   EXPECT_GT(db.QueryInt("SELECT COUNT(*) FROM schema_migrations"), 0);
 }

@@ -452,6 +452,27 @@ TEST_F(AccessPolicyTest, AdminCallsAreAuditLoggedAndTokensNever) {
               HasSubstr("audit: caller=(unidentified) method=GetProjectionStatus app_code=yoyo "
                         "result=UNAUTHENTICATED"));
   EXPECT_THAT(log, ::testing::Not(HasSubstr(kReaderToken)));
+
+  // Refused for its arguments: audit-logged too.
+  EXPECT_EQ(Status(oncall_, "Bad App!").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(server_->log(), HasSubstr("audit: caller=oncall method=GetProjectionStatus "
+                                        "app_code=Bad App! result=INVALID_ARGUMENT"));
+}
+
+// A bearer token counts over TLS only: in plaintext anyone on the path could replay it.
+TEST_F(AccessPolicyTest, ATokenInPlaintextIdentifiesNobody) {
+  ServerProcess plaintext(
+      db_->url(), {absl::StrCat("--access_policy_file=", policy_file_), "--catchup_interval=0"});
+  ASSERT_TRUE(plaintext.WaitReady()) << plaintext.log();
+  auto stub = v1::GiftWallService::NewStub(plaintext.Channel());
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", absl::StrCat("Bearer ", kReaderToken));
+  v1::GetGiftWallRequest request;
+  request.set_app_code("yoyo");
+  request.set_user_id(5);
+  v1::GetGiftWallResponse response;
+  EXPECT_EQ(stub->GetGiftWall(&context, request, &response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
 }
 
 TEST_F(AccessPolicyTest, APolicyChangeTakesEffectWithoutARestartAndABadOneIsIgnored) {

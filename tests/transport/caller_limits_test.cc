@@ -57,6 +57,19 @@ TEST(CallerLimits, CallsASecondRefillAtTheirRateUpToOneSecondsWorth) {
   EXPECT_EQ(admitted, 10);
 }
 
+TEST(CallerLimits, AClockSteppedBackIsNoDebt) {
+  CallerLimits limits;
+  Permit permit;
+  ASSERT_TRUE(limits.Admit("feed", 0, 10, kStart, &permit).ok());
+  // An hour back, then a second forward of that: a full second's worth again.
+  ASSERT_TRUE(limits.Admit("feed", 0, 10, kStart - absl::Hours(1), &permit).ok());
+  int admitted = 0;
+  while (limits.Admit("feed", 0, 10, kStart - absl::Hours(1) + absl::Seconds(1), &permit).ok()) {
+    ++admitted;
+  }
+  EXPECT_EQ(admitted, 10);
+}
+
 TEST(CallerLimits, ZeroMeansNoLimit) {
   CallerLimits limits;
   std::vector<Permit> permits(1000);
