@@ -365,6 +365,12 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
     return FinishNow(context,
                      InvalidArgument("", absl::InvalidArgumentError("gift_id is required")));
   }
+  if (gift_id.size() > domain::kMaxGiftIdBytes) {
+    return FinishNow(context,
+                     InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
+                                             "gift_id is ", gift_id.size(), " bytes, at most ",
+                                             domain::kMaxGiftIdBytes, " allowed"))));
+  }
   std::optional<storage::SenderCursor> after;
   if (!request->page_token().empty()) {
     absl::StatusOr<domain::SenderPageToken> token =

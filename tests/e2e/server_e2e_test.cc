@@ -675,6 +675,17 @@ TEST_F(ServerE2eTest, BadInputGetsWhatTheContractSays) {
   status = Wall(request, &page);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("page_token"));
+  // A gift id longer than any gift's: INVALID_ARGUMENT, as in a payload.
+  auto stub = v1::GiftWallService::NewStub(server_->Channel());
+  grpc::ClientContext context;
+  v1::ListGiftWallSendersRequest senders;
+  senders.set_app_code("bad");
+  senders.set_user_id(1);
+  senders.set_gift_id(std::string(1 << 20, 'g'));
+  v1::ListGiftWallSendersResponse senders_page;
+  status = stub->ListGiftWallSenders(&context, senders, &senders_page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "gift_id is 1048576 bytes, at most 64 allowed");
 }
 
 TEST_F(ServerE2eTest, TwentyConcurrentDeliveriesOfOneEventCountOnce) {
