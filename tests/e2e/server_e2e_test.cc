@@ -653,6 +653,32 @@ TEST_F(ServerE2eTest, BadInputGetsWhatTheContractSays) {
   EXPECT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_IGNORED);
   EXPECT_EQ(db_->QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE event_id = 'B1'"),
             0);
+  // The type is looked at first, alone or in a batch: another type is IGNORED whatever its
+  // envelope, even an empty one.
+  v1::ProjectMessageRequest empty;
+  empty.mutable_message();
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(v1::GiftWallService::NewStub(server_->Channel())
+                    ->ProjectMessage(&context, empty, &response)
+                    .ok());
+    EXPECT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_IGNORED);
+  }
+  {
+    v1::WalletOutboxMessage bad_envelope = Message("Bad App!", "  ", "{}", 0);
+    bad_envelope.set_event_type("WalletRecharged");
+    v1::ProjectMessagesRequest batch;
+    *batch.add_messages() = bad_envelope;
+    *batch.add_messages() = Message("bad", "B2", R"({"target_user_id":1,"gift_id":"x"})");
+    v1::ProjectMessagesResponse results;
+    grpc::ClientContext context;
+    ASSERT_TRUE(v1::GiftWallService::NewStub(server_->Channel())
+                    ->ProjectMessages(&context, batch, &results)
+                    .ok());
+    ASSERT_EQ(results.results_size(), 2);
+    EXPECT_EQ(results.results(0).outcome(), v1::PROJECTION_OUTCOME_IGNORED);
+    EXPECT_EQ(results.results(1).outcome(), v1::PROJECTION_OUTCOME_DEAD);
+  }
 
   // A malformed or incomplete payload: OK, DEAD with the reason, ledger dead, wall untouched.
   for (const char* payload : {R"({"target_user_id":1,"gift_id":"x"})", R"({not json)"}) {
