@@ -1,5 +1,7 @@
 #include "server/transport/readiness.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "server/storage/migrator.h"
@@ -9,6 +11,11 @@ namespace giftwall::transport {
 ReadinessProbe::ReadinessProbe(storage::MysqlEndpoint endpoint, storage::SessionOptions session,
                                grpc::HealthCheckServiceInterface& health, absl::Duration interval)
     : endpoint_(std::move(endpoint)), session_(session), health_(health), interval_(interval) {
+  // A probe takes one period at most: a database that stops answering (frozen, a dead network
+  // path) turns readiness off within a period or two, not after the calls' own socket timeouts.
+  session_.connect_timeout = std::min(session_.connect_timeout, interval_);
+  session_.read_timeout = interval_;
+  session_.write_timeout = interval_;
   Set(false);
   thread_ = std::thread([this] { Loop(); });
 }

@@ -24,7 +24,8 @@ inline constexpr char kReadinessService[] = "readiness";
 // database answers, and must not make the replica look unready.
 class ReadinessProbe {
  public:
-  // Starts probing at once, then every `interval`.
+  // Starts probing at once, then every `interval`; each probe waits for the database for one
+  // interval at most.
   ReadinessProbe(storage::MysqlEndpoint endpoint, storage::SessionOptions session,
                  grpc::HealthCheckServiceInterface& health, absl::Duration interval);
   // Sets NOT_SERVING at once, for good, and tells the probe to stop (without waiting for a probe
@@ -40,7 +41,7 @@ class ReadinessProbe {
   void Set(bool serving) ABSL_LOCKS_EXCLUDED(mu_);
 
   const storage::MysqlEndpoint endpoint_;
-  const storage::SessionOptions session_;
+  storage::SessionOptions session_;  // the calls' options, with timeouts of one period
   grpc::HealthCheckServiceInterface& health_;
   const absl::Duration interval_;
   std::unique_ptr<storage::SqlConnection> conn_;  // the probe thread's only

@@ -346,8 +346,13 @@ class PrivateMariaDb {
                   << testing::ReadFile(absl::StrCat(dir_, ".log"));
   }
 
+  // SIGSTOP: the server neither answers nor closes a connection, as on a hung host.
+  void Freeze() { kill(pid_, SIGSTOP); }
+  void Thaw() { kill(pid_, SIGCONT); }
+
   void Stop() {
     if (pid_ <= 0) return;
+    kill(pid_, SIGCONT);  // a frozen server cannot act on SIGTERM
     kill(pid_, SIGTERM);
     waitpid(pid_, nullptr, 0);
     pid_ = -1;
@@ -407,6 +412,34 @@ TEST(Faults, DatabaseRestartUnderLoadIsUnavailableThenRecoversWithoutAServerRest
   EXPECT_TRUE(server.WaitReady());
   // Reconnected by the pool on its own: the same server process serves and verifies.
   ExpectExactWall(db, server, events);
+}
+
+// A database that stops answering without closing anything (SIGSTOP) turns readiness off
+// within a probe period or two, not after the calls' 15 s socket timeouts; it comes back alone.
+TEST(Faults, AFrozenDatabaseTurnsReadinessOffWithinTheProbePeriod) {
+  PrivateMariaDb mariadb;
+  mariadb.Start();
+  setenv("GIFTWALL_TEST_MYSQL_URL", mariadb.server_url().c_str(), 1);
+  testing::TestDatabase db;
+  ServerProcess server(db.url(), {"--catchup_interval=0"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+
+  mariadb.Freeze();
+  const absl::Time frozen = absl::Now();
+  std::string readiness = "SERVING";
+  while (readiness == "SERVING" && absl::Now() - frozen < absl::Seconds(30)) {
+    absl::SleepFor(absl::Milliseconds(100));
+    readiness = server.Health("readiness");
+  }
+  const absl::Duration took = absl::Now() - frozen;
+  EXPECT_EQ(readiness, "NOT_SERVING");
+  // Probes every 2 s, each bounded by 2 s: about 4 s. Before, a probe waited out the 15 s
+  // socket timeout. 10 s leaves a slow machine room.
+  EXPECT_LT(took, absl::Seconds(10)) << "readiness went off after " << took;
+  EXPECT_EQ(server.Health(""), "SERVING") << "liveness does not follow the database";
+
+  mariadb.Thaw();
+  EXPECT_TRUE(server.WaitReady()) << server.log();
 }
 
 }  // namespace
