@@ -209,12 +209,13 @@ int Serve(const ServerConfig& config) {
   std::vector<grpc::HealthCheckServiceInterface*> health_services = {
       server->GetHealthCheckService()};
   // Probes that cannot speak TLS ask a plaintext port that serves nothing but health.
-  // Every other method there answers UNIMPLEMENTED; a gRPC server needs one service at least.
-  grpc::CallbackGenericService unimplemented;
+  // The health port's catch-all: a gRPC server needs one service besides health, and this
+  // one answers every other method UNIMPLEMENTED, which is the point of that port.
+  grpc::CallbackGenericService health_port_catch_all;
   std::unique_ptr<grpc::Server> health_server;
   if (!config.health_listen.empty()) {
     grpc::ServerBuilder health_builder;
-    health_builder.RegisterCallbackGenericService(&unimplemented);
+    health_builder.RegisterCallbackGenericService(&health_port_catch_all);
     if (!config.enable_reflection) health_builder.SetOption(std::make_unique<WithoutReflection>());
     int health_port = 0;
     health_builder.AddListeningPort(config.health_listen, grpc::InsecureServerCredentials(),

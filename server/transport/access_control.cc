@@ -109,24 +109,27 @@ void AccessControl::Watch() {
   }
 }
 
-grpc::Status AccessControl::Check(const grpc::ServerContextBase& context, Role role,
-                                  absl::Span<const std::string> app_codes, std::string* caller,
-                                  CallPermit* permit) const {
-  std::shared_ptr<const AccessPolicy> policy;
+grpc::Status AccessControl::Admit(const grpc::ServerContextBase& context, Role role,
+                                  Admission* admission) const {
   {
     absl::MutexLock lock(&mu_);
-    policy = policy_;
+    admission->policy_ = policy_;
   }
-  caller->clear();
-  if (policy == nullptr) return grpc::Status::OK;
-  const AccessPolicy::Caller* identified = nullptr;
-  absl::Status status = policy->Authorize(CredentialsOf(context), role, app_codes, &identified);
-  if (identified != nullptr) *caller = identified->name;
-  if (status.ok() && permit != nullptr) {
-    status = limits_.Admit(identified->name, identified->max_concurrent_calls,
-                           identified->max_calls_per_second, absl::Now(), permit);
+  if (admission->policy_ == nullptr) return grpc::Status::OK;
+  absl::Status status =
+      admission->policy_->Authorize(CredentialsOf(context), role, {}, &admission->caller_);
+  if (admission->caller_ != nullptr) admission->name_ = admission->caller_->name;
+  if (status.ok()) {
+    status =
+        limits_.Admit(admission->caller_->name, admission->caller_->max_concurrent_calls,
+                      admission->caller_->max_calls_per_second, absl::Now(), &admission->permit_);
   }
   return ToGrpcStatus(status);
+}
+
+grpc::Status Admission::MayTouch(absl::Span<const std::string> app_codes) const {
+  if (caller_ == nullptr) return grpc::Status::OK;  // open (a refused call never gets here)
+  return ToGrpcStatus(AccessPolicy::MayTouch(*caller_, app_codes));
 }
 
 }  // namespace giftwall::transport

@@ -24,8 +24,23 @@ namespace giftwall::transport {
 // `authorization: Bearer` token (over TLS only).
 CallerCredentials CredentialsOf(const grpc::ServerContextBase& context);
 
-// A call's place within its caller's limits; null when it has none.
-using CallPermit = std::shared_ptr<const CallerLimits::Permit>;
+// A call let in for a role: who is calling, as the policy knew it then, and the call's place
+// within that caller's limits, given back when the last copy of the Admission goes (keep one
+// until the call is answered). The apps the call touches are checked against the same caller.
+class Admission {
+ public:
+  // The caller's name; "" when there is no access policy.
+  const std::string& caller() const { return name_; }
+  // OK if the caller may touch every one of `app_codes` (normalized); else PERMISSION_DENIED.
+  grpc::Status MayTouch(absl::Span<const std::string> app_codes) const;
+
+ private:
+  friend class AccessControl;
+  std::shared_ptr<const AccessPolicy> policy_;  // keeps caller_ alive; null: open
+  const AccessPolicy::Caller* caller_ = nullptr;
+  std::string name_;
+  std::shared_ptr<const CallerLimits::Permit> permit_;
+};
 
 class AccessControl {
  public:
@@ -39,14 +54,11 @@ class AccessControl {
   AccessControl(const AccessControl&) = delete;
   AccessControl& operator=(const AccessControl&) = delete;
 
-  // OK if the call's caller may take `role` on every one of `app_codes` (normalized), with
-  // *caller set to its name ("" when open); else UNAUTHENTICATED or PERMISSION_DENIED, to answer.
-  // With `permit`, the call also takes a place within its caller's limits (RESOURCE_EXHAUSTED
-  // past them), held until the last copy of *permit goes: the first check of a call asks for
-  // one and keeps it until the call is answered.
-  grpc::Status Check(const grpc::ServerContextBase& context, Role role,
-                     absl::Span<const std::string> app_codes, std::string* caller,
-                     CallPermit* permit = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Lets the call in if its caller may take `role` and is within its limits: OK with
+  // *admission filled in (and *admission's caller named, once identified, even when refused);
+  // else UNAUTHENTICATED, PERMISSION_DENIED or RESOURCE_EXHAUSTED, to answer.
+  grpc::Status Admit(const grpc::ServerContextBase& context, Role role, Admission* admission) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   AccessControl(std::string path, std::shared_ptr<const AccessPolicy> policy, std::string contents,

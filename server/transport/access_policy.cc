@@ -178,11 +178,15 @@ absl::Status AccessPolicy::Authorize(const CallerCredentials& credentials, Role 
     return absl::PermissionDeniedError(
         absl::StrCat("caller \"", caller->name, "\" has no role ", RoleName(role)));
   }
-  if (caller->every_app) return absl::OkStatus();
+  return MayTouch(*caller, app_codes);
+}
+
+absl::Status AccessPolicy::MayTouch(const Caller& caller, absl::Span<const std::string> app_codes) {
+  if (caller.every_app) return absl::OkStatus();
   for (const std::string& app_code : app_codes) {
-    if (caller->app_codes.count(app_code) == 0) {
+    if (caller.app_codes.count(app_code) == 0) {
       return absl::PermissionDeniedError(
-          absl::StrCat("caller \"", caller->name, "\" may not touch app_code ", app_code));
+          absl::StrCat("caller \"", caller.name, "\" may not touch app_code ", app_code));
     }
   }
   return absl::OkStatus();

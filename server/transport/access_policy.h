@@ -56,6 +56,10 @@ class AccessPolicy {
   absl::Status Authorize(const CallerCredentials& credentials, Role role,
                          absl::Span<const std::string> app_codes, const Caller** caller) const;
 
+  // May `caller` touch every one of `app_codes`? OK, or PERMISSION_DENIED naming the first app
+  // it may not.
+  static absl::Status MayTouch(const Caller& caller, absl::Span<const std::string> app_codes);
+
   const std::vector<Caller>& callers() const { return callers_; }
 
  private:

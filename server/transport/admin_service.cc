@@ -18,13 +18,12 @@ namespace giftwall::transport {
 
 // One admin call as the audit log records it: who, what, on which app, and how it ended.
 struct AuditEntry {
-  std::string caller;
+  Admission admission;  // who; held until the call is answered
   std::string method;
   std::string app_code;  // as the request gave it until it is known to be valid
-  CallPermit permit;     // the call's place within its caller's limits
 
   void Log(const grpc::Status& status) const {
-    absl::string_view who = caller;
+    absl::string_view who = admission.caller();
     if (who.empty()) {
       who = status.error_code() == grpc::StatusCode::UNAUTHENTICATED ? "(unidentified)"
                                                                      : "(anyone: no access policy)";
@@ -165,12 +164,12 @@ grpc::Status AdminService::Admit(const grpc::ServerContextBase& context, absl::s
                                  const std::string& app_code, AuditEntry* audit) const {
   audit->method = std::string(method);
   audit->app_code = app_code;
-  grpc::Status status = access_.Check(context, Role::kAdmin, {}, &audit->caller, &audit->permit);
+  grpc::Status status = access_.Admit(context, Role::kAdmin, &audit->admission);
   if (status.ok()) {
     absl::StatusOr<std::string> normalized = domain::NormalizeAppCode(app_code);
     if (normalized.ok()) {
       audit->app_code = *std::move(normalized);
-      status = access_.Check(context, Role::kAdmin, {audit->app_code}, &audit->caller);
+      status = audit->admission.MayTouch({audit->app_code});
     } else {
       status = InvalidArgument("", normalized.status());
     }

@@ -131,9 +131,8 @@ absl::Status CheckWallRead(absl::string_view raw_app_code, int64_t user_id, int3
 grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerContext* context,
                                                           const v1::ProjectMessageRequest* request,
                                                           v1::ProjectMessageResponse* response) {
-  std::string caller;
-  CallPermit permit;  // held until the call is answered
-  if (grpc::Status s = access_.Check(*context, Role::kRelay, {}, &caller, &permit); !s.ok()) {
+  Admission admission;  // held until the call is answered
+  if (grpc::Status s = access_.Admit(*context, Role::kRelay, &admission); !s.ok()) {
     return FinishNow(context, s);
   }
   if (const size_t bytes = request->ByteSizeLong(); bytes > kMaxRequestBytes) {
@@ -152,15 +151,15 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerCo
   }
   absl::StatusOr<domain::GiftEvent> event = ValidateMessage(message);
   if (!event.ok()) return FinishNow(context, InvalidArgument("message", event.status()));
-  if (grpc::Status s = access_.Check(*context, Role::kRelay, {event->app_code}, &caller); !s.ok()) {
+  if (grpc::Status s = admission.MayTouch({event->app_code}); !s.ok()) {
     return FinishNow(context, s);
   }
   projection::ProjectionUnit unit;
   unit.events.push_back(*std::move(event));
   unit.by = domain::ProjectedBy::kRelay;
   return Project(
-      context, std::move(unit), [](size_t) { return std::string("message"); }, std::move(caller),
-      [response, permit](const std::vector<domain::ProjectionResult>& results) {
+      context, std::move(unit), [](size_t) { return std::string("message"); }, admission.caller(),
+      [response, admission](const std::vector<domain::ProjectionResult>& results) {
         Fill(results.front(), response);
       });
 }
@@ -168,9 +167,8 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
     grpc::CallbackServerContext* context, const v1::ProjectMessagesRequest* request,
     v1::ProjectMessagesResponse* response) {
-  std::string caller;
-  CallPermit permit;  // held until the call is answered
-  if (grpc::Status s = access_.Check(*context, Role::kRelay, {}, &caller, &permit); !s.ok()) {
+  Admission admission;  // held until the call is answered
+  if (grpc::Status s = access_.Admit(*context, Role::kRelay, &admission); !s.ok()) {
     return FinishNow(context, s);
   }
   const int count = request->messages_size();
@@ -208,7 +206,7 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
   // Nothing is written unless the caller may touch every app of the batch.
   std::vector<std::string> app_codes;
   for (const domain::GiftEvent& event : events) app_codes.push_back(event.app_code);
-  if (grpc::Status s = access_.Check(*context, Role::kRelay, app_codes, &caller); !s.ok()) {
+  if (grpc::Status s = admission.MayTouch(app_codes); !s.ok()) {
     response->clear_results();
     return FinishNow(context, s);
   }
@@ -216,9 +214,9 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
   auto field_of_event = [event_index](size_t j) {
     return absl::StrCat("messages[", event_index[j], "]");
   };
-  return Project(context, std::move(unit), std::move(field_of_event), std::move(caller),
+  return Project(context, std::move(unit), std::move(field_of_event), admission.caller(),
                  [response, event_index = std::move(event_index),
-                  permit](const std::vector<domain::ProjectionResult>& results) {
+                  admission](const std::vector<domain::ProjectionResult>& results) {
                    for (size_t j = 0; j < results.size(); ++j) {
                      Fill(results[j], response->mutable_results(event_index[j]));
                    }
@@ -279,16 +277,13 @@ grpc::Status GiftWallService::ReplaceWithOutboxRows(
 grpc::Status GiftWallService::AdmitWallRead(const grpc::ServerContextBase& context,
                                             const std::string& app_code_in, int64_t user_id,
                                             int32_t page_size_in, std::string* app_code,
-                                            int* page_size, CallPermit* permit) const {
-  std::string caller;
-  if (grpc::Status s = access_.Check(context, Role::kReader, {}, &caller, permit); !s.ok()) {
-    return s;
-  }
+                                            int* page_size, Admission* admission) const {
+  if (grpc::Status s = access_.Admit(context, Role::kReader, admission); !s.ok()) return s;
   if (absl::Status s = CheckWallRead(app_code_in, user_id, page_size_in, app_code, page_size);
       !s.ok()) {
     return InvalidArgument("", s);
   }
-  return access_.Check(context, Role::kReader, {*app_code}, &caller);
+  return admission->MayTouch({*app_code});
 }
 
 grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerContext* context,
@@ -296,9 +291,9 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
                                                        v1::GetGiftWallResponse* response) {
   std::string app_code;
   int page_size = 0;
-  CallPermit permit;  // held until the call is answered
+  Admission admission;  // held until the call is answered
   if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
-                                     request->page_size(), &app_code, &page_size, &permit);
+                                     request->page_size(), &app_code, &page_size, &admission);
       !s.ok()) {
     return FinishNow(context, s);
   }
@@ -324,7 +319,7 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
   read.user_id = user_id;
   read.still_wanted = [context] { return StillWanted(context); };
   read.done = [reactor, response, app_code, user_id, sort = *sort, after = std::move(after),
-               page_size, permit](absl::StatusOr<std::vector<domain::WallItem>> wall) {
+               page_size, admission](absl::StatusOr<std::vector<domain::WallItem>> wall) {
     if (!wall.ok()) {
       reactor->Finish(ToGrpcStatus(wall.status()));
       return;
@@ -353,9 +348,9 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
     v1::ListGiftWallSendersResponse* response) {
   std::string app_code;
   int page_size = 0;
-  CallPermit permit;  // held until the call is answered
+  Admission admission;  // held until the call is answered
   if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
-                                     request->page_size(), &app_code, &page_size, &permit);
+                                     request->page_size(), &app_code, &page_size, &admission);
       !s.ok()) {
     return FinishNow(context, s);
   }
@@ -381,7 +376,7 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
   return Offload(
       context, workers_,
       [this, app_code = std::move(app_code), user_id = request->user_id(),
-       gift_id = std::move(gift_id), after = std::move(after), page_size, response, permit] {
+       gift_id = std::move(gift_id), after = std::move(after), page_size, response, admission] {
         absl::StatusOr<storage::SenderPage> page =
             wall_.ListSenders(app_code, user_id, gift_id, after, page_size);
         if (!page.ok()) return ToGrpcStatus(page.status());

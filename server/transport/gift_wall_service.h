@@ -75,11 +75,11 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
                                      const std::string& caller) const;
 
   // A wall read's caller and arguments: OK with the normalized app code, page size and the
-  // call's permit, or the status to answer (UNAUTHENTICATED, PERMISSION_DENIED,
+  // call's admission, or the status to answer (UNAUTHENTICATED, PERMISSION_DENIED,
   // RESOURCE_EXHAUSTED, INVALID_ARGUMENT).
   grpc::Status AdmitWallRead(const grpc::ServerContextBase& context, const std::string& app_code_in,
                              int64_t user_id, int32_t page_size_in, std::string* app_code,
-                             int* page_size, CallPermit* permit) const;
+                             int* page_size, Admission* admission) const;
 
   projection::ProjectionEngine& projection_;
   reads::WallReader& reader_;
