@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <tuple>
 
 #include "absl/status/status.h"
@@ -13,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/json_util.h"
+#include "server/env_flags.h"
 
 // Flags more than one command reads; each command's own flags live beside it.
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "the service's host:port");
@@ -80,16 +79,6 @@ void SetDeadline(grpc::ClientContext* context) {
 }
 
 namespace {
-
-// The contents of the file a flag names ("" for no file).
-absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag, const std::string& path) {
-  if (path.empty()) return std::string();
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
 
 // The channel's credentials as the flags ask; INVALID_ARGUMENT naming a flag that cannot be met.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials() {

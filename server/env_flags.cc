@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "absl/flags/parse.h"
@@ -42,6 +44,15 @@ std::vector<char*> ParseFlagsWithEnvironment(int argc, char** argv, absl::string
     }
   }
   return absl::ParseCommandLine(argc, argv);
+}
+
+absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag, const std::string& path) {
+  if (path.empty()) return std::string();
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
 }
 
 }  // namespace giftwall

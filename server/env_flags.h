@@ -3,8 +3,10 @@
 #ifndef GIFTWALL_SERVER_ENV_FLAGS_H_
 #define GIFTWALL_SERVER_ENV_FLAGS_H_
 
+#include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace giftwall {
@@ -17,6 +19,10 @@ std::vector<char*> ParseFlagsWithEnvironment(int argc, char** argv, absl::string
 // Warns on stderr of each PREFIX variable that names no flag of PROGRAM. In a ConfigMap such a
 // variable is most likely a typo, which would silently leave its flag at the default.
 void WarnOfUnknownVariables(absl::string_view prefix, absl::string_view program);
+
+// The contents of the file a flag names ("" for no file); INVALID_ARGUMENT "--FLAG: cannot read
+// PATH" if it cannot be read.
+absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag, const std::string& path);
 
 }  // namespace giftwall
 

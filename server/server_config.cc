@@ -2,9 +2,6 @@
 
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -15,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "server/domain/app_code.h"
+#include "server/env_flags.h"
 #include "server/storage/mysql_url.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "host:port to serve gRPC on");
@@ -129,12 +127,10 @@ absl::Status CheckListen(const std::string& listen) {
 }
 
 absl::StatusOr<std::string> ReadSecret(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Invalid("mysql_password_file", absl::StrCat("cannot read ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  absl::StatusOr<std::string> contents = ReadFlagFile("mysql_password_file", path);
+  if (!contents.ok()) return contents.status();
   // Files written by editors and secret mounts often end in a newline that is not the secret's.
-  return std::string(absl::StripTrailingAsciiWhitespace(buffer.str()));
+  return std::string(absl::StripTrailingAsciiWhitespace(*contents));
 }
 
 std::string HostName() {
