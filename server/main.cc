@@ -164,9 +164,9 @@ int Serve(const ServerConfig& config) {
   // Admin calls (a verify may read a whole app) get threads of their own: they never take a
   // worker from the relay.
   transport::WorkerPool admin_workers(2, 16);
-  transport::AdminService admin(ledger, recovery, audit, rebuilds, admin_workers, *access);
+  transport::AdminService admin(ledger, outbox, recovery, audit, rebuilds, admin_workers, *access);
   storage::ScanLocks scan_locks(config.pool.endpoint, config.pool.session);
-  worker::CatchUpWorker catch_up(recovery, ledger, &scan_locks, config.catch_up);
+  worker::CatchUpWorker catch_up(recovery, ledger, outbox, &scan_locks, config.catch_up);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -39,6 +39,11 @@ inline bool IsGiftEvent(absl::string_view event_type) { return event_type == kWa
 // different events, and the outbox row (which the scanner reads) keeps the id as written.
 absl::StatusOr<GiftEvent> ValidateGiftEnvelope(const RawOutboxMessage& message);
 
+// The envelope rules of an event whose app code is already normalized: what the projection
+// checks again on every path, for events that never came through ValidateGiftEnvelope (the
+// catch-up scan's outbox rows, a requeue's, a rebuild's).
+absl::Status CheckGiftEventEnvelope(const GiftEvent& event);
+
 }  // namespace giftwall::domain
 
 #endif  // GIFTWALL_SERVER_DOMAIN_ENVELOPE_H_

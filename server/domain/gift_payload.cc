@@ -129,6 +129,13 @@ absl::StatusOr<GiftPayload> ParseGiftPayload(absl::string_view payload_json) {
   return payload;
 }
 
+absl::StatusOr<GiftPayload> ParseGiftEvent(const GiftEvent& event) {
+  if (absl::Status envelope = CheckGiftEventEnvelope(event); !envelope.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid envelope: ", envelope.message()));
+  }
+  return ParseGiftPayload(event.payload_json);
+}
+
 bool SameGiftPayload(absl::string_view a, absl::string_view b) {
   const absl::StatusOr<GiftPayload> x = ParseGiftPayload(a);
   const absl::StatusOr<GiftPayload> y = ParseGiftPayload(b);

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/domain/envelope.h"
 
 namespace giftwall::domain {
 
@@ -33,6 +34,11 @@ struct GiftPayload {
 // INVALID_ARGUMENT whose message says what is wrong, e.g. "gift_count must be > 0, got 0";
 // such an event can never be projected.
 absl::StatusOr<GiftPayload> ParseGiftPayload(absl::string_view payload_json);
+
+// What a gift event says, or why it can never be projected: its envelope first
+// (CheckGiftEventEnvelope, "invalid envelope: ..."), then its payload. Every path that projects
+// reads events through this, so an outbox row the RPC would refuse is never folded.
+absl::StatusOr<GiftPayload> ParseGiftEvent(const GiftEvent& event);
 
 // Whether two payloads say the same gift: the same fields once parsed (so that key order,
 // spacing, or a JSON column's normalization make no difference), or, where either does not

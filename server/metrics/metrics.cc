@@ -255,6 +255,14 @@ class Metrics::Impl {
       app_gauges_.emplace(what,
                           &prometheus::BuildGauge().Name(what).Help(help).Register(*registry_));
     }
+    invalid_app_code_events_ =
+        &prometheus::BuildGauge()
+             .Name("giftwall_outbox_invalid_app_code_events")
+             .Help(
+                 "Outbox gift events under app codes that do not normalize: no path can "
+                 "project them")
+             .Register(*registry_)
+             .Add({});
     prometheus::BuildGauge()
         .Name("giftwall_build_info")
         .Help("The build: 1, labelled with its version")
@@ -308,6 +316,10 @@ class Metrics::Impl {
     for (auto& [what, family] : app_gauges_) family->Remove(&family->Add({{"app_code", app}}));
   }
 
+  void ReportInvalidAppCodeEvents(int64_t events) {
+    invalid_app_code_events_->Set(static_cast<double>(events));
+  }
+
   int port() const {
     const std::vector<int> ports = exposer_->GetListeningPorts();
     return ports.empty() ? 0 : ports.front();
@@ -343,6 +355,7 @@ class Metrics::Impl {
   Family<Counter>& sent_;
   Family<Histogram>& seconds_;
   std::map<std::string, Family<Gauge>*> app_gauges_;  // by metric name
+  Gauge* invalid_app_code_events_ = nullptr;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, MethodMetrics> methods_ ABSL_GUARDED_BY(mu_);
   absl::Mutex apps_mu_;
@@ -419,5 +432,9 @@ void Metrics::Report(const std::string& app_code, const storage::ProjectionStatu
 }
 
 void Metrics::Forget(const std::string& app_code) { impl_->Forget(app_code); }
+
+void Metrics::ReportInvalidAppCodeEvents(int64_t events) {
+  impl_->ReportInvalidAppCodeEvents(events);
+}
 
 }  // namespace giftwall::metrics

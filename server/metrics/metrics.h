@@ -59,6 +59,7 @@ class Metrics final : public worker::AppStatusSink {
   // worker::AppStatusSink: the lag, dead and recovered counts of an app this replica scans.
   void Report(const std::string& app_code, const storage::ProjectionStatus& status) override;
   void Forget(const std::string& app_code) override;
+  void ReportInvalidAppCodeEvents(int64_t events) override;
 
   class Impl;
 

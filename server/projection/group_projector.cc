@@ -140,13 +140,11 @@ std::vector<UnitResult> GroupRun::Run() {
           std::make_pair(absl::string_view(event.app_code), absl::string_view(event.event_id)),
           owners_.size());
       if (fresh) {
-        owners_.push_back(
-            Owner{&event, units_[u].by, domain::ParseGiftPayload(event.payload_json), "", {}});
+        owners_.push_back(Owner{&event, units_[u].by, domain::ParseGiftEvent(event), "", {}});
         owner_slot.emplace_back(u, i);
       } else if (units_[u].by == ProjectedBy::kRequeue &&
                  owners_[it->second].by != ProjectedBy::kRequeue) {
-        owners_[it->second] =
-            Owner{&event, units_[u].by, domain::ParseGiftPayload(event.payload_json), "", {}};
+        owners_[it->second] = Owner{&event, units_[u].by, domain::ParseGiftEvent(event), "", {}};
         owner_slot[it->second] = {u, i};
       }
       slot_owner[u].push_back(it->second);

@@ -14,8 +14,9 @@ using domain::ProjectionOutcome;
 
 absl::StatusOr<CatchUpPass> Recovery::ProjectPendingGiftWallEvents(const CatchUpRequest& request) {
   const int limit = std::clamp(request.limit <= 0 ? 20 : request.limit, 1, 100);
-  absl::StatusOr<storage::ScanCandidates> found = outbox_.FindScanCandidates(storage::ScanRequest{
-      request.app_code, limit, request.horizon_ms, request.min_age, request.window_rows});
+  absl::StatusOr<storage::ScanCandidates> found = outbox_.FindScanCandidates(
+      storage::ScanRequest{request.app_code, limit, request.horizon_ms, request.min_age,
+                           request.window_rows, request.outbox_app_code});
   if (!found.ok()) return found.status();
 
   CatchUpPass pass;
@@ -112,9 +113,8 @@ absl::StatusOr<RequeueResult> Recovery::RequeueDeadEvent(absl::string_view app_c
     return result;
   }
   if (dry_run) {
-    // Whether the wall can absorb the event is known only by trying; the payload is checked.
-    const absl::StatusOr<domain::GiftPayload> gift =
-        domain::ParseGiftPayload((*outbox)->event.payload_json);
+    // Whether the wall can absorb the event is known only by trying; the event is checked.
+    const absl::StatusOr<domain::GiftPayload> gift = domain::ParseGiftEvent((*outbox)->event);
     result.requeued = gift.ok();
     if (!gift.ok()) result.reason = absl::StrCat("would stay dead: ", gift.status().message());
     return result;

@@ -18,15 +18,18 @@ namespace giftwall::projection {
 
 // One pass of the catch-up scan for one app code.
 struct CatchUpRequest {
-  std::string app_code;
-  int limit = 20;  // clamped to 1..100, as in the seed
-  // Only outbox events created at or after this are looked for (0: all of history). Failed
-  // events that are due, and expired leases, are retried whatever their age.
-  int64_t horizon_ms = 0;
+  std::string app_code;  // normalized
+  int limit = 20;        // clamped to 1..100, as in the seed
+  // Only outbox events created at or after this are looked for (by default, all of history).
+  // Failed events that are due, and expired leases, are retried whatever their age.
+  int64_t horizon_ms = domain::kBeginningOfHistory;
   // Events younger than this are left to the relay.
   absl::Duration min_age = absl::Seconds(10);
   // The outbox is read this many rows at a time (at most 20 windows a pass).
   int64_t window_rows = 10'000;
+  // The code the outbox rows are under, if the wallet did not write app_code itself ("APP3X");
+  // their events are projected under app_code, as the relay would.
+  std::string outbox_app_code = {};
 };
 
 struct CatchUpPass {

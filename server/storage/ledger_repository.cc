@@ -1,5 +1,7 @@
 #include "server/storage/ledger_repository.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "server/storage/db_clock.h"
 #include "server/storage/paging.h"
@@ -25,7 +27,7 @@ constexpr absl::string_view kUnprojected = R"sql(
 SELECT COUNT(*), COALESCE()sql" GIFTWALL_DB_NOW_MS R"sql( - MIN(wo.created_at_ms), 0)
 FROM wallet_outbox wo FORCE INDEX (idx_wallet_outbox_event_created)
 LEFT JOIN wallet_projection_events pe
-  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = wo.app_code
+  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
      AND pe.event_id = wo.event_id
 WHERE wo.app_code = ? AND wo.event_type = 'WalletGiftDebited'
   AND (pe.event_id IS NULL OR pe.status IN ('failed', 'processing')))sql";
@@ -61,13 +63,10 @@ WHERE projection_name = 'user_gift_wall' AND app_code = ? AND status = 'dead'
 ORDER BY event_id
 LIMIT ?)sql";
 
-// A loose index scan of idx_wallet_outbox_event_created.
-constexpr absl::string_view kOutboxAppCodes = R"sql(
-SELECT DISTINCT app_code FROM wallet_outbox WHERE event_type = 'WalletGiftDebited')sql";
-
 }  // namespace
 
-absl::StatusOr<ProjectionStatus> LedgerRepository::Status(absl::string_view app_code) {
+absl::StatusOr<ProjectionStatus> LedgerRepository::Status(
+    absl::string_view app_code, const std::vector<std::string>& outbox_app_codes) {
   absl::StatusOr<PooledConnection> conn = pool_.Acquire();
   if (!conn.ok()) return conn.status();
   ProjectionStatus status;
@@ -89,11 +88,20 @@ absl::StatusOr<ProjectionStatus> LedgerRepository::Status(absl::string_view app_
   s = (*conn)->Query(kOldestDead, {app_code},
                      [&](const SqlRow& row) { status.oldest_dead_age_ms = row.Int(0); });
   if (!s.ok()) return s;
-  s = (*conn)->Query(kUnprojected, {app_code}, [&](const SqlRow& row) {
-    status.unprojected = row.Int(0);
-    status.oldest_unprojected_age_ms = row.Int(1);
-  });
-  if (!s.ok()) return s;
+  auto count_unprojected = [&](absl::string_view outbox_code) {
+    return (*conn)->Query(kUnprojected, {app_code, outbox_code}, [&](const SqlRow& row) {
+      status.unprojected += row.Int(0);
+      status.oldest_unprojected_age_ms = std::max(status.oldest_unprojected_age_ms, row.Int(1));
+    });
+  };
+  if (outbox_app_codes.empty()) {
+    s = count_unprojected(app_code);
+    if (!s.ok()) return s;
+  }
+  for (const std::string& code : outbox_app_codes) {
+    s = count_unprojected(code);
+    if (!s.ok()) return s;
+  }
   return status;
 }
 
@@ -141,16 +149,6 @@ absl::StatusOr<std::vector<std::string>> LedgerRepository::DeadEventIds(
                                   [&](const SqlRow& row) { ids.push_back(row.Str(0)); });
   if (!s.ok()) return s;
   return ids;
-}
-
-absl::StatusOr<std::vector<std::string>> LedgerRepository::OutboxAppCodes() {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
-  std::vector<std::string> codes;
-  absl::Status s =
-      (*conn)->Query(kOutboxAppCodes, {}, [&](const SqlRow& row) { codes.push_back(row.Str(0)); });
-  if (!s.ok()) return s;
-  return codes;
 }
 
 }  // namespace giftwall::storage

@@ -63,7 +63,10 @@ class LedgerRepository {
  public:
   explicit LedgerRepository(ConnectionPool& pool) : pool_(pool) {}
 
-  absl::StatusOr<ProjectionStatus> Status(absl::string_view app_code);
+  // The app's counts and lag. Its unprojected events are those the outbox holds under
+  // `outbox_app_codes` (the codes that normalize to app_code; empty: app_code alone).
+  absl::StatusOr<ProjectionStatus> Status(absl::string_view app_code,
+                                          const std::vector<std::string>& outbox_app_codes = {});
 
   // nullopt if the event has no ledger row.
   absl::StatusOr<std::optional<EventStatus>> Event(absl::string_view app_code,
@@ -79,9 +82,6 @@ class LedgerRepository {
   absl::StatusOr<std::vector<std::string>> DeadEventIds(absl::string_view app_code,
                                                         absl::string_view error_contains,
                                                         int limit);
-
-  // App codes that have gift events in the outbox.
-  absl::StatusOr<std::vector<std::string>> OutboxAppCodes();
 
  private:
   ConnectionPool& pool_;

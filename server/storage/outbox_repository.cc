@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "server/domain/app_code.h"
 #include "server/storage/db_clock.h"
 
 namespace giftwall::storage {
@@ -10,12 +11,13 @@ namespace {
 
 constexpr absl::string_view kSelectDbNow = "SELECT " GIFTWALL_DB_NOW_MS;
 
-// Outbox events with no ledger row, in one window of created_at_ms.
+// Outbox events (under the outbox's code) with no ledger row (under the normalized code), in one
+// window of created_at_ms.
 constexpr absl::string_view kUnprojectedCandidates = R"sql(
 SELECT wo.event_id, COALESCE(wo.payload, ''), wo.created_at_ms
 FROM wallet_outbox wo FORCE INDEX (idx_wallet_outbox_event_created)
 LEFT JOIN wallet_projection_events pe
-  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = wo.app_code
+  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
      AND pe.event_id = wo.event_id
 WHERE wo.app_code = ? AND wo.event_type = 'WalletGiftDebited'
   AND wo.created_at_ms >= ? AND wo.created_at_ms <= ?
@@ -36,7 +38,7 @@ LIMIT 1 OFFSET ?)sql";
 constexpr absl::string_view kDueRetryCandidates = R"sql(
 SELECT wo.event_id, COALESCE(wo.payload, ''), wo.created_at_ms
 FROM wallet_projection_events pe
-JOIN wallet_outbox wo ON wo.app_code = pe.app_code AND wo.event_id = pe.event_id
+JOIN wallet_outbox wo ON wo.app_code = ? AND wo.event_id = pe.event_id
 WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
   AND pe.status IN ('failed', 'processing') AND pe.next_attempt_at_ms <= ?
   AND wo.event_type = 'WalletGiftDebited'
@@ -46,6 +48,13 @@ LIMIT ?)sql";
 constexpr absl::string_view kOutboxRow = R"sql(
 SELECT event_type, COALESCE(payload, ''), created_at_ms FROM wallet_outbox
 WHERE app_code = ? AND event_id = ?)sql";
+
+// A loose index scan of idx_wallet_outbox_event_created.
+constexpr absl::string_view kOutboxAppCodes = R"sql(
+SELECT DISTINCT app_code FROM wallet_outbox WHERE event_type = 'WalletGiftDebited')sql";
+
+constexpr absl::string_view kCountGiftEvents = R"sql(
+SELECT COUNT(*) FROM wallet_outbox WHERE app_code = ? AND event_type = 'WalletGiftDebited')sql";
 
 int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
 
@@ -59,6 +68,8 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
       (*conn)->Query(kSelectDbNow, {}, [&](const SqlRow& row) { now_ms = row.Int(0); });
   if (!s.ok()) return s;
 
+  const std::string& outbox_code =
+      request.outbox_app_code.empty() ? request.app_code : request.outbox_app_code;
   ScanCandidates found;
   const int64_t limit = std::max(request.limit, 1);
   auto collect = [&](bool unprojected) {
@@ -80,19 +91,18 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
   found.read_through_ms = start;
   for (int window = 0; window < kMaxScanWindows && start <= newest; ++window) {
     std::optional<int64_t> end;
-    s = (*conn)->Query(
-        kScanWindowEnd,
-        {request.app_code, start, newest, std::max<int64_t>(request.window_rows, 1) - 1},
-        [&](const SqlRow& row) { end = row.Int(0); });
+    s = (*conn)->Query(kScanWindowEnd,
+                       {outbox_code, start, newest, std::max<int64_t>(request.window_rows, 1) - 1},
+                       [&](const SqlRow& row) { end = row.Int(0); });
     if (!s.ok()) return s;
     // Fewer rows than a window left, or a window of rows that all share one millisecond (it
     // cannot be split by time): read up to `newest`.
     const bool last = !end.has_value() || *end == start;
     const int64_t until = last ? newest : *end;
-    s = (*conn)->Query(
-        kUnprojectedCandidates,
-        {request.app_code, start, until, limit - static_cast<int64_t>(found.list.size())},
-        collect(true));
+    s = (*conn)->Query(kUnprojectedCandidates,
+                       {request.app_code, outbox_code, start, until,
+                        limit - static_cast<int64_t>(found.list.size())},
+                       collect(true));
     if (!s.ok()) return s;
     if (found.list.size() >= static_cast<size_t>(limit)) {
       // The window was not read to its end: the next scan starts at the last candidate.
@@ -104,7 +114,8 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
     if (last) break;
     start = until + 1;  // every row at `until` was in this window
   }
-  s = (*conn)->Query(kDueRetryCandidates, {request.app_code, now_ms, limit}, collect(false));
+  s = (*conn)->Query(kDueRetryCandidates, {outbox_code, request.app_code, now_ms, limit},
+                     collect(false));
   if (!s.ok()) return s;
   std::stable_sort(found.list.begin(), found.list.end(),
                    [](const ScanCandidate& a, const ScanCandidate& b) {
@@ -119,12 +130,62 @@ absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_vie
   absl::StatusOr<PooledConnection> conn = pool_.Acquire();
   if (!conn.ok()) return conn.status();
   std::optional<OutboxRow> found;
-  absl::Status s = (*conn)->Query(kOutboxRow, {app_code, event_id}, [&](const SqlRow& row) {
-    found = OutboxRow{row.Str(0), domain::GiftEvent{std::string(app_code), std::string(event_id),
-                                                    row.Str(1), row.Int(2)}};
+  auto find_under = [&](absl::string_view outbox_code) {
+    return (*conn)->Query(kOutboxRow, {outbox_code, event_id}, [&](const SqlRow& row) {
+      found = OutboxRow{row.Str(0), domain::GiftEvent{std::string(app_code), std::string(event_id),
+                                                      row.Str(1), row.Int(2)}};
+    });
+  };
+  absl::Status s = find_under(app_code);
+  if (!s.ok()) return s;
+  if (found.has_value()) return found;
+  // Not under the app code itself: perhaps under a code the wallet did not normalize (rare, so
+  // the codes are listed only then).
+  absl::StatusOr<OutboxAppCodes> codes = ReadAppCodes(**conn);
+  if (!codes.ok()) return codes.status();
+  auto variants = codes->by_app.find(std::string(app_code));
+  if (variants == codes->by_app.end()) return found;
+  for (const std::string& code : variants->second) {
+    if (code == app_code) continue;
+    s = find_under(code);
+    if (!s.ok()) return s;
+    if (found.has_value()) break;
+  }
+  return found;
+}
+
+absl::StatusOr<OutboxAppCodes> OutboxRepository::AppCodes() {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  return ReadAppCodes(**conn);
+}
+
+absl::StatusOr<OutboxAppCodes> OutboxRepository::ReadAppCodes(SqlConnection& conn) {
+  OutboxAppCodes codes;
+  absl::Status s = conn.Query(kOutboxAppCodes, {}, [&](const SqlRow& row) {
+    std::string raw = row.Str(0);
+    absl::StatusOr<std::string> app = domain::NormalizeAppCode(raw);
+    if (app.ok()) {
+      codes.by_app[*std::move(app)].push_back(std::move(raw));
+    } else {
+      codes.invalid.push_back(std::move(raw));
+    }
   });
   if (!s.ok()) return s;
-  return found;
+  return codes;
+}
+
+absl::StatusOr<int64_t> OutboxRepository::CountGiftEvents(
+    const std::vector<std::string>& outbox_app_codes) {
+  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
+  if (!conn.ok()) return conn.status();
+  int64_t count = 0;
+  for (const std::string& code : outbox_app_codes) {
+    absl::Status s =
+        (*conn)->Query(kCountGiftEvents, {code}, [&](const SqlRow& row) { count += row.Int(0); });
+    if (!s.ok()) return s;
+  }
+  return count;
 }
 
 }  // namespace giftwall::storage

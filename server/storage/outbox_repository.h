@@ -4,6 +4,7 @@
 #define GIFTWALL_SERVER_STORAGE_OUTBOX_REPOSITORY_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,20 +13,24 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/domain/envelope.h"
+#include "server/domain/scan_horizon.h"
 #include "server/storage/connection_pool.h"
 
 namespace giftwall::storage {
 
 struct ScanRequest {
-  std::string app_code;
-  int limit = 100;  // candidates of each kind
+  std::string app_code;  // normalized: the app code of the ledger rows and the walls
+  int limit = 100;       // candidates of each kind
   // Only outbox events created at or after this are looked for. Failed events that are due, and
   // expired leases, are found whatever their age.
-  int64_t horizon_ms = 0;
+  int64_t horizon_ms = domain::kBeginningOfHistory;
   // Events younger than this are left to the relay.
   absl::Duration min_age = absl::Seconds(10);
   // The outbox is read this many rows at a time, at most kMaxScanWindows windows a scan.
   int64_t window_rows = 10'000;
+  // The code the outbox rows are under, as the wallet wrote it ("APP3X" for app3x); empty: the
+  // same as app_code.
+  std::string outbox_app_code = {};
 };
 
 inline constexpr int kMaxScanWindows = 20;
@@ -48,6 +53,13 @@ struct OutboxRow {
   domain::GiftEvent event;
 };
 
+// The codes the outbox holds gift events under, by the app code they normalize to (what the relay
+// would project them under), and those that do not normalize: no path can project those.
+struct OutboxAppCodes {
+  std::map<std::string, std::vector<std::string>> by_app;
+  std::vector<std::string> invalid;
+};
+
 class OutboxRepository {
  public:
   explicit OutboxRepository(ConnectionPool& pool) : pool_(pool) {}
@@ -58,11 +70,20 @@ class OutboxRepository {
   // window of `window_rows` rows at a time.
   absl::StatusOr<ScanCandidates> FindScanCandidates(const ScanRequest& request);
 
-  // The outbox row of one event, if it is still there.
+  // The outbox row of one event of the (normalized) app code, if it is still there: under that
+  // code, or else under a code that normalizes to it.
   absl::StatusOr<std::optional<OutboxRow>> Find(absl::string_view app_code,
                                                 absl::string_view event_id);
 
+  // Every code the outbox holds gift events under (a loose index scan).
+  absl::StatusOr<OutboxAppCodes> AppCodes();
+
+  // How many gift events the outbox holds under these codes.
+  absl::StatusOr<int64_t> CountGiftEvents(const std::vector<std::string>& outbox_app_codes);
+
  private:
+  static absl::StatusOr<OutboxAppCodes> ReadAppCodes(SqlConnection& conn);
+
   ConnectionPool& pool_;
 };
 

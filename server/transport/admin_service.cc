@@ -178,6 +178,14 @@ grpc::Status AdminService::Admit(const grpc::ServerContextBase& context, absl::s
   return status;
 }
 
+absl::StatusOr<std::vector<std::string>> AdminService::OutboxCodesOf(const std::string& app_code) {
+  absl::StatusOr<storage::OutboxAppCodes> codes = outbox_.AppCodes();
+  if (!codes.ok()) return codes.status();
+  auto found = codes->by_app.find(app_code);
+  if (found == codes->by_app.end()) return std::vector<std::string>{app_code};
+  return found->second;
+}
+
 grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
     grpc::CallbackServerContext* context, const v1::GetProjectionStatusRequest* request,
     v1::GetProjectionStatusResponse* response) {
@@ -187,7 +195,9 @@ grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
     return FinishNow(context, s);
   }
   return Offload(context, workers_, audit.Wrap([this, app_code = audit.app_code, response] {
-    absl::StatusOr<storage::ProjectionStatus> status = ledger_.Status(app_code);
+    absl::StatusOr<std::vector<std::string>> outbox_codes = OutboxCodesOf(app_code);
+    if (!outbox_codes.ok()) return ToGrpcStatus(outbox_codes.status());
+    absl::StatusOr<storage::ProjectionStatus> status = ledger_.Status(app_code, *outbox_codes);
     if (!status.ok()) return ToGrpcStatus(status.status());
     response->set_done_count(status->done);
     response->set_failed_count(status->failed);
@@ -366,15 +376,21 @@ grpc::ServerUnaryReactor* AdminService::RunCatchUp(grpc::CallbackServerContext* 
   }
   return Offload(context, workers_,
                  audit.Wrap([this, app_code = audit.app_code, limit = request->limit(), response] {
-                   // On demand: the whole outbox (horizon 0), and no minimum age.
-                   absl::StatusOr<projection::CatchUpPass> pass =
-                       recovery_.ProjectPendingGiftWallEvents(
-                           projection::CatchUpRequest{app_code, limit, 0, absl::ZeroDuration()});
-                   if (!pass.ok()) return ToGrpcStatus(pass.status());
-                   response->set_processed(pass->processed);
-                   response->set_found(pass->found);
-                   response->set_projected(pass->projected);
-                   response->set_dead(pass->dead);
+                   absl::StatusOr<std::vector<std::string>> outbox_codes = OutboxCodesOf(app_code);
+                   if (!outbox_codes.ok()) return ToGrpcStatus(outbox_codes.status());
+                   for (const std::string& outbox_code : *outbox_codes) {
+                     // On demand: the whole outbox, and no minimum age.
+                     projection::CatchUpRequest catch_up{app_code, limit};
+                     catch_up.min_age = absl::ZeroDuration();
+                     catch_up.outbox_app_code = outbox_code;
+                     absl::StatusOr<projection::CatchUpPass> pass =
+                         recovery_.ProjectPendingGiftWallEvents(catch_up);
+                     if (!pass.ok()) return ToGrpcStatus(pass.status());
+                     response->set_processed(response->processed() + pass->processed);
+                     response->set_found(response->found() + pass->found);
+                     response->set_projected(response->projected() + pass->projected);
+                     response->set_dead(response->dead() + pass->dead);
+                   }
                    return grpc::Status::OK;
                  }));
 }

@@ -6,6 +6,7 @@
 #include "giftwall/v1/admin.grpc.pb.h"
 #include "server/projection/recovery.h"
 #include "server/storage/ledger_repository.h"
+#include "server/storage/outbox_repository.h"
 #include "server/storage/wall_audit_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/worker_pool.h"
@@ -20,10 +21,11 @@ struct AuditEntry;
 
 class AdminService final : public giftwall::v1::ProjectionAdminService::CallbackService {
  public:
-  AdminService(storage::LedgerRepository& ledger, projection::Recovery& recovery,
-               storage::WallAuditRepository& audit, worker::RebuildRunner& rebuilds,
-               WorkerPool& workers, const AccessControl& access)
+  AdminService(storage::LedgerRepository& ledger, storage::OutboxRepository& outbox,
+               projection::Recovery& recovery, storage::WallAuditRepository& audit,
+               worker::RebuildRunner& rebuilds, WorkerPool& workers, const AccessControl& access)
       : ledger_(ledger),
+        outbox_(outbox),
         recovery_(recovery),
         audit_(audit),
         rebuilds_(rebuilds),
@@ -57,7 +59,12 @@ class AdminService final : public giftwall::v1::ProjectionAdminService::Callback
   grpc::Status Admit(const grpc::ServerContextBase& context, absl::string_view method,
                      const std::string& app_code, AuditEntry* audit) const;
 
+  // The codes the outbox holds the app's gift events under: app_code itself, and any code that
+  // normalizes to it ("APP3X").
+  absl::StatusOr<std::vector<std::string>> OutboxCodesOf(const std::string& app_code);
+
   storage::LedgerRepository& ledger_;
+  storage::OutboxRepository& outbox_;
   projection::Recovery& recovery_;
   storage::WallAuditRepository& audit_;
   worker::RebuildRunner& rebuilds_;

@@ -31,7 +31,7 @@ void ReadinessProbe::Stop() {
       health_.SetServingStatus("giftwall.v1.GiftWallService", false);
     }
   }
-  if (!stop_.HasBeenNotified()) stop_.Notify();
+  std::call_once(stop_once_, [this] { stop_.Notify(); });  // Notify may run once only
 }
 
 ReadinessProbe::~ReadinessProbe() {

@@ -4,6 +4,7 @@
 #define GIFTWALL_SERVER_TRANSPORT_READINESS_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -47,6 +48,7 @@ class ReadinessProbe {
   std::unique_ptr<storage::SqlConnection> conn_;  // the probe thread's only
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::once_flag stop_once_;
   absl::Notification stop_;
   std::thread thread_;
 };

@@ -1,21 +1,28 @@
 #include "server/worker/catch_up_worker.h"
 
-#include <set>
+#include <algorithm>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_join.h"
 #include "glog/logging.h"
-#include "server/domain/app_code.h"
 
 namespace giftwall::worker {
 
 CatchUpWorker::CatchUpWorker(projection::Recovery& recovery, storage::LedgerRepository& ledger,
-                             storage::ScanLocks* locks, CatchUpOptions options)
-    : recovery_(recovery), ledger_(ledger), locks_(locks), options_(std::move(options)) {}
+                             storage::OutboxRepository& outbox, storage::ScanLocks* locks,
+                             CatchUpOptions options)
+    : recovery_(recovery),
+      ledger_(ledger),
+      outbox_(outbox),
+      locks_(locks),
+      options_(std::move(options)) {}
 
-void CatchUpWorker::ReportStatus(const std::string& app) {
+void CatchUpWorker::ReportStatus(const std::string& app,
+                                 const std::vector<std::string>& outbox_codes) {
   if (sink_ == nullptr) return;
   auto [last, fresh] = reported_.try_emplace(app, absl::InfinitePast());
   if (!fresh && absl::Now() - last->second < options_.status_every) return;
-  absl::StatusOr<storage::ProjectionStatus> status = ledger_.Status(app);
+  absl::StatusOr<storage::ProjectionStatus> status = ledger_.Status(app, outbox_codes);
   if (!status.ok()) {
     LOG(WARNING) << "catch-up: cannot measure the status of app " << app << ": " << status.status();
     return;
@@ -24,6 +31,25 @@ void CatchUpWorker::ReportStatus(const std::string& app) {
   sink_->Report(app, *status);
 }
 
+void CatchUpWorker::ReportInvalidAppCodes(const std::vector<std::string>& codes) {
+  if (sink_ == nullptr || absl::Now() - invalid_reported_ < options_.status_every) return;
+  int64_t events = 0;
+  if (!codes.empty()) {
+    absl::StatusOr<int64_t> counted = outbox_.CountGiftEvents(codes);
+    if (!counted.ok()) {
+      LOG(WARNING) << "catch-up: cannot count the events under invalid app codes: "
+                   << counted.status();
+      return;
+    }
+    events = *counted;
+    std::vector<std::string> shown;
+    for (const std::string& code : codes) shown.push_back(absl::CHexEscape(code));
+    LOG(WARNING) << "catch-up: " << events << " gift event(s) in the outbox are under app codes "
+                 << "that no path can project: \"" << absl::StrJoin(shown, "\", \"") << "\"";
+  }
+  invalid_reported_ = absl::Now();
+  sink_->ReportInvalidAppCodeEvents(events);
+}
 void CatchUpWorker::Start() {
   CHECK(!thread_.joinable()) << "catch-up worker started twice";
   thread_ = std::thread([this] {
@@ -34,7 +60,7 @@ void CatchUpWorker::Start() {
 }
 
 void CatchUpWorker::RequestStop() {
-  if (!stop_.HasBeenNotified()) stop_.Notify();
+  std::call_once(stop_once_, [this] { stop_.Notify(); });  // Notify may run once only
 }
 
 void CatchUpWorker::Stop() {
@@ -45,54 +71,54 @@ void CatchUpWorker::Stop() {
 CatchUpRound CatchUpWorker::RunRound() {
   absl::MutexLock lock(&mu_);
   CatchUpRound round;
-  std::vector<std::string> apps = options_.app_codes;
-  if (apps.empty()) {
-    absl::StatusOr<std::vector<std::string>> found = ledger_.OutboxAppCodes();
-    if (!found.ok()) {
-      LOG(WARNING) << "catch-up: cannot list app codes: " << found.status();
-      ++round.errors;
-      return round;
-    }
-    // The relay normalizes app codes; the outbox may hold them as the wallet wrote them. Scan
-    // under the normalized code, so both paths key the same ledger rows and walls.
-    std::set<std::string> normalized;
-    for (const std::string& raw : *found) {
-      absl::StatusOr<std::string> code = domain::NormalizeAppCode(raw);
-      if (!code.ok()) {
-        LOG_EVERY_N(WARNING, 100) << "catch-up: skipping outbox app code: " << code.status();
-        continue;
-      }
-      LOG_IF_EVERY_N(WARNING, *code != raw, 100)
-          << "catch-up: outbox app code \"" << raw << "\" is not normalized; only rows under \""
-          << *code << "\" are scanned";
-      normalized.insert(*std::move(code));
-    }
-    apps.assign(normalized.begin(), normalized.end());
+  absl::StatusOr<storage::OutboxAppCodes> codes = outbox_.AppCodes();
+  if (!codes.ok()) {
+    LOG(WARNING) << "catch-up: cannot list app codes: " << codes.status();
+    ++round.errors;
+    return round;
   }
-  for (const std::string& app : apps) {
+  ReportInvalidAppCodes(codes->invalid);
+  for (const auto& [app, outbox_codes] : codes->by_app) {
     if (stop_.HasBeenNotified()) break;
-    if (locks_ != nullptr) {
-      absl::StatusOr<bool> mine = locks_->Hold(app);
-      if (!mine.ok()) {
-        LOG(WARNING) << "catch-up: cannot take the scan lock of app " << app << ": "
-                     << mine.status();
-        ++round.errors;
-        continue;
-      }
-      if (!*mine) {
-        ++round.skipped;
-        if (sink_ != nullptr && reported_.erase(app) > 0) sink_->Forget(app);
-        continue;
-      }
+    const std::vector<std::string>& only = options_.app_codes;
+    if (!only.empty() && std::find(only.begin(), only.end(), app) == only.end()) continue;
+    ScanApp(app, outbox_codes, round);
+  }
+  return round;
+}
+
+void CatchUpWorker::ScanApp(const std::string& app, const std::vector<std::string>& outbox_codes,
+                            CatchUpRound& round) {
+  if (locks_ != nullptr) {
+    absl::StatusOr<bool> mine = locks_->Hold(app);
+    if (!mine.ok()) {
+      LOG(WARNING) << "catch-up: cannot take the scan lock of app " << app << ": " << mine.status();
+      ++round.errors;
+      return;
     }
-    ++round.apps;
+    if (!*mine) {
+      ++round.skipped;
+      if (sink_ != nullptr && reported_.erase(app) > 0) sink_->Forget(app);
+      return;
+    }
+  }
+  ++round.apps;
+  int projected = 0, dead = 0;
+  for (const std::string& outbox_code : outbox_codes) {
+    // The relay normalizes app codes, and so does the scan: rows the wallet wrote under "APP3X"
+    // are app3x's events.
+    LOG_IF_EVERY_N(INFO, outbox_code != app, 100)
+        << "catch-up: outbox app code \"" << outbox_code << "\" is not normalized; its events "
+        << "are projected under \"" << app << "\"";
     domain::ScanHorizon& horizon =
-        horizons_.try_emplace(app, options_.safety_margin, options_.full_sweep_every).first->second;
+        horizons_.try_emplace(outbox_code, options_.safety_margin, options_.full_sweep_every)
+            .first->second;
     int64_t start = horizon.Start(absl::Now());
-    int projected = 0, dead = 0;
     for (int pass = 0; pass < options_.max_passes && !stop_.HasBeenNotified(); ++pass) {
-      absl::StatusOr<projection::CatchUpPass> result = recovery_.ProjectPendingGiftWallEvents(
-          projection::CatchUpRequest{app, options_.batch, start, options_.min_age});
+      projection::CatchUpRequest request{app, options_.batch, start, options_.min_age};
+      request.outbox_app_code = outbox_code;
+      absl::StatusOr<projection::CatchUpPass> result =
+          recovery_.ProjectPendingGiftWallEvents(request);
       if (!result.ok()) {
         // The horizon stays: the next round starts again where this one could not go on.
         LOG(WARNING) << "catch-up: " << result.status();
@@ -105,16 +131,15 @@ CatchUpRound CatchUpWorker::RunRound() {
       start = horizon.horizon_ms();
       if (result->reached_newest && result->found < options_.batch) break;  // caught up
     }
-    if (projected > 0 || dead > 0) {
-      LOG(INFO) << "catch-up: app " << app << ": projected " << projected
-                << " event(s) the relay had not delivered or that were due for retry, " << dead
-                << " went dead";
-    }
-    round.projected += projected;
-    round.dead += dead;
-    ReportStatus(app);
   }
-  return round;
+  if (projected > 0 || dead > 0) {
+    LOG(INFO) << "catch-up: app " << app << ": projected " << projected
+              << " event(s) the relay had not delivered or that were due for retry, " << dead
+              << " went dead";
+  }
+  round.projected += projected;
+  round.dead += dead;
+  ReportStatus(app, outbox_codes);
 }
 
 }  // namespace giftwall::worker

@@ -7,6 +7,7 @@
 #define GIFTWALL_SERVER_WORKER_CATCH_UP_WORKER_H_
 
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,13 +19,15 @@
 #include "server/domain/scan_horizon.h"
 #include "server/projection/recovery.h"
 #include "server/storage/ledger_repository.h"
+#include "server/storage/outbox_repository.h"
 #include "server/storage/scan_locks.h"
 
 namespace giftwall::worker {
 
 struct CatchUpOptions {
   absl::Duration interval = absl::Seconds(2);
-  // Empty: every app code that has gift events in the outbox.
+  // Empty: every app code that has gift events in the outbox. Outbox rows under a code that
+  // normalizes to one of these ("APP3X" for app3x) are scanned as the app's.
   std::vector<std::string> app_codes;
   // Events younger than this are left to the relay.
   absl::Duration min_age = absl::Seconds(10);
@@ -45,6 +48,9 @@ class AppStatusSink {
   virtual void Report(const std::string& app_code, const storage::ProjectionStatus& status) = 0;
   // This replica no longer scans the app: its figures are another's to report.
   virtual void Forget(const std::string& app_code) = 0;
+  // Gift events in the outbox under app codes that do not normalize ("BAD CODE"): no path can
+  // project them (the relay's calls get INVALID_ARGUMENT), so they are counted, not scanned.
+  virtual void ReportInvalidAppCodeEvents(int64_t events) = 0;
 };
 
 // What one round did, summed over its app codes.
@@ -60,7 +66,8 @@ class CatchUpWorker {
  public:
   // `locks` may be null: then this worker scans every app, whatever other replicas do.
   CatchUpWorker(projection::Recovery& recovery, storage::LedgerRepository& ledger,
-                storage::ScanLocks* locks, CatchUpOptions options);
+                storage::OutboxRepository& outbox, storage::ScanLocks* locks,
+                CatchUpOptions options);
   ~CatchUpWorker() { Stop(); }
 
   // Reports the status of the apps it scans to `sink` (which must outlive the worker). Before
@@ -78,16 +85,28 @@ class CatchUpWorker {
   CatchUpRound RunRound() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // Scans one app (its outbox rows under each of `outbox_codes`) if this replica holds its lock.
+  void ScanApp(const std::string& app, const std::vector<std::string>& outbox_codes,
+               CatchUpRound& round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reports the app's status to the sink, if it is due.
-  void ReportStatus(const std::string& app) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReportStatus(const std::string& app, const std::vector<std::string>& outbox_codes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reports the events under invalid app codes to the sink, if it is due.
+  void ReportInvalidAppCodes(const std::vector<std::string>& codes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   projection::Recovery& recovery_;
   storage::LedgerRepository& ledger_;
+  storage::OutboxRepository& outbox_;
   storage::ScanLocks* const locks_ ABSL_PT_GUARDED_BY(mu_);
   const CatchUpOptions options_;
   absl::Mutex mu_;  // one round at a time
+  // By outbox app code.
   std::map<std::string, domain::ScanHorizon> horizons_ ABSL_GUARDED_BY(mu_);
   AppStatusSink* sink_ = nullptr;
   std::map<std::string, absl::Time> reported_ ABSL_GUARDED_BY(mu_);  // when, by app
+  absl::Time invalid_reported_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  std::once_flag stop_once_;
   absl::Notification stop_;
   std::thread thread_;
 };

@@ -9,7 +9,7 @@ const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 
 TEST(ScanHorizon, FirstPassIsAFullSweep) {
   ScanHorizon horizon(absl::Minutes(5), absl::Hours(1));
-  EXPECT_EQ(horizon.Start(kNow), 0);
+  EXPECT_EQ(horizon.Start(kNow), kBeginningOfHistory);
 }
 
 TEST(ScanHorizon, TrailsThePassesByTheSafetyMargin) {
@@ -24,12 +24,12 @@ TEST(ScanHorizon, TrailsThePassesByTheSafetyMargin) {
   EXPECT_EQ(horizon.Start(kNow + absl::Seconds(6)), 20'000'000 - 300'000);
 }
 
-TEST(ScanHorizon, DropsToZeroForAFullSweepEveryInterval) {
+TEST(ScanHorizon, DropsToTheBeginningOfHistoryForAFullSweepEveryInterval) {
   ScanHorizon horizon(absl::Minutes(5), absl::Hours(1));
   horizon.Start(kNow);
   horizon.Advance(10'000'000, /*reached_newest=*/true);
-  EXPECT_NE(horizon.Start(kNow + absl::Minutes(59)), 0);
-  EXPECT_EQ(horizon.Start(kNow + absl::Minutes(61)), 0);
+  EXPECT_NE(horizon.Start(kNow + absl::Minutes(59)), kBeginningOfHistory);
+  EXPECT_EQ(horizon.Start(kNow + absl::Minutes(61)), kBeginningOfHistory);
   // The sweep then pages forward like any pass.
   horizon.Advance(1'000'000, /*reached_newest=*/true);
   EXPECT_EQ(horizon.Start(kNow + absl::Minutes(62)), 1'000'000 - 300'000);
@@ -43,6 +43,17 @@ TEST(ScanHorizon, DeepInHistoryItDoesNotTrail) {
   EXPECT_EQ(horizon.Start(kNow + absl::Seconds(1)), 1'000);
   horizon.Advance(2'000, /*reached_newest=*/false);
   EXPECT_EQ(horizon.Start(kNow + absl::Seconds(2)), 2'000);
+}
+
+TEST(ScanHorizon, ASweepThroughRowsCreatedBeforeTheEpochNeverOverflows) {
+  // Outbox rows may say created_at_ms 0 or negative: the sweep reads them like any other, and
+  // trailing one by the margin stays at the beginning of history.
+  ScanHorizon horizon(absl::Minutes(5), absl::Hours(1));
+  horizon.Start(kNow);
+  horizon.Advance(kBeginningOfHistory + 10, /*reached_newest=*/true);
+  EXPECT_EQ(horizon.Start(kNow + absl::Seconds(1)), kBeginningOfHistory);
+  horizon.Advance(-5, /*reached_newest=*/false);
+  EXPECT_EQ(horizon.Start(kNow + absl::Seconds(2)), -5);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ using domain::ProjectedBy;
 using domain::ProjectionOutcome;
 using storage::ConnectionPool;
 using storage::PoolOptions;
+using storage::ProjectionStatus;
 using storage::SqlConnection;
 using testing::GiftPayloadJson;
 using ::testing::HasSubstr;
@@ -170,6 +171,110 @@ TEST_F(RecoveryTest, Rule11_ScanProjectsTheOutboxPayloadAndKeepsBadOnesDead) {
   EXPECT_EQ(pass->projected, 1);
   EXPECT_EQ(Ledger("B1", "status"), "dead");
   EXPECT_EQ(GiftCount(7, "rose"), 4);
+}
+
+// Rule 2 on every path: an outbox row whose envelope the RPC would refuse is dead with its reason,
+// never folded, and no longer counted as unprojected (nor stuck, for a negative created_at_ms).
+TEST_F(RecoveryTest, Rule2_ScanAppliesTheEnvelopeRulesAndRowsThatBreakThemGoDead) {
+  const std::string rose = GiftPayloadJson(7, "rose", 1);
+  db_.InsertOutbox("demo", "", "WalletGiftDebited", rose, kT0);
+  db_.InsertOutbox("demo", "   ", "WalletGiftDebited", rose, kT0);
+  db_.InsertOutbox("demo", "\xff\xfe", "WalletGiftDebited", rose, kT0);
+  db_.InsertOutbox("demo", "at-zero", "WalletGiftDebited", rose, 0);
+  db_.InsertOutbox("demo", "before-1970", "WalletGiftDebited", rose, -5);
+  db_.InsertOutbox("demo", "good", "WalletGiftDebited", rose, kT0 + 1);
+  absl::StatusOr<ProjectionStatus> status = projection_->ledger.Status("demo");
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->unprojected, 6);
+
+  CatchUpRequest request{"demo", 100};
+  request.min_age = absl::ZeroDuration();
+  absl::StatusOr<CatchUpPass> pass = projection_->recovery.ProjectPendingGiftWallEvents(request);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->dead, 5);
+  EXPECT_EQ(pass->projected, 1);
+  EXPECT_EQ(GiftCount(7, "rose"), 1);
+  auto last_error = [&](const std::string& hex_id) {
+    return db_.QueryString(absl::StrCat(
+        "SELECT CONCAT(status, ': ', last_error) FROM wallet_projection_events WHERE event_id = "
+        "X'",
+        hex_id, "'"));
+  };
+  EXPECT_EQ(last_error(""), "dead: invalid envelope: event_id is required (it is blank)");
+  EXPECT_EQ(last_error("202020"), "dead: invalid envelope: event_id is required (it is blank)");
+  EXPECT_EQ(last_error("FFFE"), "dead: invalid envelope: event_id is not valid UTF-8");
+  EXPECT_THAT(Ledger("at-zero", "last_error"), HasSubstr("occurred_at_ms must be > 0"));
+  EXPECT_THAT(Ledger("before-1970", "last_error"), HasSubstr("got -5"));
+  EXPECT_EQ(Ledger("good", "status"), "done");
+
+  status = projection_->ledger.Status("demo");
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->unprojected, 0);
+  EXPECT_EQ(status->dead, 5);
+  EXPECT_EQ(status->oldest_unprojected_age_ms, 0);
+  pass = projection_->recovery.ProjectPendingGiftWallEvents(request);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->found, 0);
+
+  // A requeue reads the row through the same rules: it stays dead, and a dry run says so.
+  absl::StatusOr<RequeueResult> requeue =
+      projection_->recovery.RequeueDeadEvent("demo", "   ", "", /*dry_run=*/true);
+  ASSERT_TRUE(requeue.ok()) << requeue.status();
+  EXPECT_FALSE(requeue->requeued);
+  EXPECT_THAT(requeue->reason, HasSubstr("would stay dead: invalid envelope"));
+  requeue = projection_->recovery.RequeueDeadEvent("demo", "before-1970", "", /*dry_run=*/false);
+  ASSERT_TRUE(requeue.ok()) << requeue.status();
+  EXPECT_FALSE(requeue->requeued);
+  EXPECT_THAT(requeue->reason, HasSubstr("still dead: invalid envelope"));
+  EXPECT_EQ(GiftCount(7, "rose"), 1);
+}
+
+// The relay lowercases app codes, so the scan does too: rows the wallet wrote under "DEMO" are
+// demo's events, counted, scanned, found and requeued as demo's. Codes that do not normalize at
+// all are apart: no path can project their rows.
+TEST_F(RecoveryTest, Rule11_OutboxRowsUnderANonNormalizedAppCodeAreTheNormalizedApps) {
+  db_.InsertOutbox("DEMO", "E1", "WalletGiftDebited", GiftPayloadJson(7, "rose", 2), kT0);
+  db_.InsertOutbox("demo", "E2", "WalletGiftDebited", GiftPayloadJson(7, "rose", 3), kT0);
+  db_.InsertOutbox("BAD CODE", "E3", "WalletGiftDebited", GiftPayloadJson(7, "rose", 5), kT0);
+  db_.InsertOutbox("other", "R1", "WalletRecharged", "{}", kT0);
+  absl::StatusOr<storage::OutboxAppCodes> codes = projection_->outbox.AppCodes();
+  ASSERT_TRUE(codes.ok()) << codes.status();
+  ASSERT_EQ(codes->by_app.size(), 1u);
+  EXPECT_THAT(codes->by_app["demo"], ::testing::UnorderedElementsAre("DEMO", "demo"));
+  EXPECT_THAT(codes->invalid, ::testing::ElementsAre("BAD CODE"));
+  absl::StatusOr<int64_t> invalid = projection_->outbox.CountGiftEvents(codes->invalid);
+  ASSERT_TRUE(invalid.ok()) << invalid.status();
+  EXPECT_EQ(*invalid, 1);
+
+  absl::StatusOr<ProjectionStatus> status =
+      projection_->ledger.Status("demo", codes->by_app["demo"]);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->unprojected, 2);
+
+  CatchUpRequest request{"demo", 100};
+  request.min_age = absl::ZeroDuration();
+  request.outbox_app_code = "DEMO";
+  absl::StatusOr<CatchUpPass> pass = projection_->recovery.ProjectPendingGiftWallEvents(request);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->projected, 1);
+  EXPECT_EQ(GiftCount(7, "rose"), 2);
+  EXPECT_EQ(Ledger("E1", "projected_by"), "scan");
+  // The relay's copy of the same event ("DEMO" normalized) finds it projected.
+  EXPECT_EQ(Project(Event("E1", GiftPayloadJson(7, "rose", 2))),
+            ProjectionOutcome::kAlreadyProjected);
+  status = projection_->ledger.Status("demo", codes->by_app["demo"]);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->unprojected, 1);  // E2, under "demo"
+
+  // The row is found under its own code by the app's code: a requeue can re-read it.
+  absl::StatusOr<std::optional<storage::OutboxRow>> row = projection_->outbox.Find("demo", "E1");
+  ASSERT_TRUE(row.ok()) << row.status();
+  ASSERT_TRUE(row->has_value());
+  EXPECT_EQ((*row)->event.app_code, "demo");
+  EXPECT_EQ((*row)->event.payload_json, GiftPayloadJson(7, "rose", 2));
+  row = projection_->outbox.Find("demo", "missing");
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_FALSE(row->has_value());
 }
 
 TEST_F(RecoveryTest, RequeueReprojectsADeadEventFromItsCorrectedOutboxRow) {

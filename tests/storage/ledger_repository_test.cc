@@ -105,14 +105,5 @@ TEST_F(LedgerRepositoryTest, DeadEventsPageAndGroupByError) {
   EXPECT_THAT(*ids, ElementsAre("Z0", "Z1"));
 }
 
-TEST_F(LedgerRepositoryTest, OutboxAppCodesListsAppsWithGiftEvents) {
-  db_.InsertOutbox("app-b", "E1", "WalletGiftDebited", "{}", kT0);
-  db_.InsertOutbox("app-a", "E1", "WalletGiftDebited", "{}", kT0);
-  db_.InsertOutbox("app-c", "E1", "WalletRecharged", "{}", kT0);
-  absl::StatusOr<std::vector<std::string>> codes = ledger_.OutboxAppCodes();
-  ASSERT_TRUE(codes.ok()) << codes.status();
-  EXPECT_THAT(*codes, ::testing::UnorderedElementsAre("app-a", "app-b"));
-}
-
 }  // namespace
 }  // namespace giftwall::storage

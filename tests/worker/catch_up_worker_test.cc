@@ -1,5 +1,6 @@
 #include "server/worker/catch_up_worker.h"
 
+#include <map>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -32,7 +33,7 @@ TEST(CatchUpWorker, ProjectsWhatTheRelayLostForEveryAppInTheOutbox) {
                       testing::GiftPayloadJson(1 + i % 3, "rose", 1), kT0 + i);
     }
   }
-  CatchUpWorker worker(projection.recovery, projection.ledger, nullptr, Fast());
+  CatchUpWorker worker(projection.recovery, projection.ledger, projection.outbox, nullptr, Fast());
   CatchUpRound round = worker.RunRound();
   EXPECT_EQ(round.apps, 2);
   EXPECT_EQ(round.projected, 60);
@@ -51,9 +52,48 @@ TEST(CatchUpWorker, ScansOnlyTheAppCodesItIsGiven) {
   db.InsertOutbox("app-b", "E1", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 1), kT0);
   CatchUpOptions options = Fast();
   options.app_codes = {"app-b"};
-  CatchUpWorker worker(projection.recovery, projection.ledger, nullptr, options);
+  CatchUpWorker worker(projection.recovery, projection.ledger, projection.outbox, nullptr, options);
   EXPECT_EQ(worker.RunRound().projected, 1);
   EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM user_gift_wall WHERE app_code = 'app-a'"), 0);
+}
+
+class RecordingSink : public AppStatusSink {
+ public:
+  void Report(const std::string& app_code, const storage::ProjectionStatus& status) override {
+    reports[app_code] = status;
+  }
+  void Forget(const std::string& app_code) override { reports.erase(app_code); }
+  void ReportInvalidAppCodeEvents(int64_t events) override { invalid_app_code_events = events; }
+
+  std::map<std::string, storage::ProjectionStatus> reports;
+  int64_t invalid_app_code_events = -1;
+};
+
+TEST(CatchUpWorker, ScansRowsUnderNonNormalizedCodesAsTheAppsAndCountsInvalidCodes) {
+  testing::TestDatabase db;
+  storage::ConnectionPool pool(db.PoolOptions());
+  testing::TestProjection projection(pool);
+  db.InsertOutbox("APP3X", "E1", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 2), kT0);
+  db.InsertOutbox(" app3x", "E2", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 3), kT0);
+  db.InsertOutbox("BAD CODE", "E1", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 1),
+                  kT0);
+  db.InsertOutbox("BAD CODE", "E2", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 1),
+                  kT0);
+  CatchUpOptions options = Fast();
+  options.app_codes = {"app3x"};
+  CatchUpWorker worker(projection.recovery, projection.ledger, projection.outbox, nullptr, options);
+  RecordingSink sink;
+  worker.ReportStatusTo(&sink);
+  CatchUpRound round = worker.RunRound();
+  EXPECT_EQ(round.apps, 1);
+  EXPECT_EQ(round.projected, 2);
+  EXPECT_EQ(round.errors, 0);
+  EXPECT_EQ(db.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall WHERE app_code = 'app3x'"), 5);
+  EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM user_gift_wall WHERE app_code <> 'app3x'"), 0);
+  ASSERT_EQ(sink.reports.count("app3x"), 1u);
+  EXPECT_EQ(sink.reports["app3x"].done, 2);
+  EXPECT_EQ(sink.reports["app3x"].unprojected, 0);
+  EXPECT_EQ(sink.invalid_app_code_events, 2);
 }
 
 // The background thread finds an event written after it started, within a few intervals.
@@ -61,7 +101,7 @@ TEST(CatchUpWorker, BackgroundThreadProjectsNewOutboxRowsAndStopsCleanly) {
   testing::TestDatabase db;
   storage::ConnectionPool pool(db.PoolOptions());
   testing::TestProjection projection(pool);
-  CatchUpWorker worker(projection.recovery, projection.ledger, nullptr, Fast());
+  CatchUpWorker worker(projection.recovery, projection.ledger, projection.outbox, nullptr, Fast());
   worker.Start();
   db.InsertOutbox("demo", "late", "WalletGiftDebited", testing::GiftPayloadJson(5, "rose", 2), kT0);
   int64_t count = 0;
@@ -91,7 +131,8 @@ TEST(CatchUpWorker, ConcurrentScannersCountEachEventOnce) {
     scanners.emplace_back([&, s] {
       storage::ConnectionPool pool(db.PoolOptions(4));
       testing::TestProjection projection(pool);
-      CatchUpWorker worker(projection.recovery, projection.ledger, nullptr, Fast());
+      CatchUpWorker worker(projection.recovery, projection.ledger, projection.outbox, nullptr,
+                           Fast());
       for (int round = 0; round < 5; ++round) projected += worker.RunRound().projected;
     });
   }
@@ -114,8 +155,10 @@ TEST(CatchUpWorker, OneReplicaScansAnAppAndAnotherTakesOverWhenItDies) {
   testing::TestProjection projection_a(pool_a), projection_b(pool_b);
   auto locks_a = std::make_unique<storage::ScanLocks>(db.endpoint(), db.PoolOptions().session);
   storage::ScanLocks locks_b(db.endpoint(), db.PoolOptions().session);
-  CatchUpWorker a(projection_a.recovery, projection_a.ledger, locks_a.get(), Fast());
-  CatchUpWorker b(projection_b.recovery, projection_b.ledger, &locks_b, Fast());
+  CatchUpWorker a(projection_a.recovery, projection_a.ledger, projection_a.outbox, locks_a.get(),
+                  Fast());
+  CatchUpWorker b(projection_b.recovery, projection_b.ledger, projection_b.outbox, &locks_b,
+                  Fast());
 
   CatchUpRound round = a.RunRound();
   EXPECT_EQ(round.apps, 1);
