@@ -17,7 +17,7 @@ GIFTWALL_PACKAGES=(
 # What scripts/test needs besides: promtool (package prometheus) checks the alert rules, openssl
 # makes the TLS tests' certificates, and tests/deploy runs on Node.js (nodejs and npm, unless
 # the machine has its own npm already).
-GIFTWALL_TEST_PACKAGES=(prometheus openssl)
+GIFTWALL_TEST_PACKAGES=(prometheus openssl golang-go clang libfuzzer-14-dev)
 command -v npm >/dev/null || GIFTWALL_TEST_PACKAGES+=(nodejs npm)
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }

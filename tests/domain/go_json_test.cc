@@ -212,6 +212,20 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"NoBreakSpaceIsNotJsonSpace", "\u00A0{}", "looking for beginning of value"},
         ErrorCase{"ByteOrderMark", "\uFEFF{}", "looking for beginning of value"},
         ErrorCase{"UnclosedNested", R"({"x":{"y":[1,2})", "after array element"},
+        // Found by go_json_differential_test: input that ends inside a literal, a number or an
+        // escape. Go's scanner steps an imaginary space at the end and says "invalid character
+        // ' ' in literal null (expecting 'l')"; the offset is the same, the input's length.
+        ErrorCase{"EndInsideLiteral", "nul", "invalid JSON at byte 3: unexpected end of input"},
+        ErrorCase{"EndInsideFalse", R"({"x":[true,fa)",
+                  "invalid JSON at byte 13: unexpected end of input"},
+        ErrorCase{"EndAfterMinus", R"({"gift_count":-)",
+                  "invalid JSON at byte 15: unexpected end of input"},
+        ErrorCase{"EndInsideExponent", R"({"gift_count":1e+)",
+                  "invalid JSON at byte 17: unexpected end of input"},
+        ErrorCase{"EndAfterBackslash", R"({"gift_id":"\)",
+                  "invalid JSON at byte 13: unexpected end of input"},
+        ErrorCase{"EndInsideUnicodeEscape", R"({"gift_id":"\uDE00\uD)",
+                  "invalid JSON at byte 21: unexpected end of input"},
         ErrorCase{"TooDeepInUnknownKey", Nested(10000), "nested deeper than 10000 levels"},
         ErrorCase{"TopLevelArrayAtMaxDepth", std::string(10000, '[') + std::string(10000, ']'),
                   "payload must be a JSON object, got array"},
