@@ -53,6 +53,24 @@ absl::Status CheckEventId(absl::string_view event_id) {
   return absl::OkStatus();
 }
 
+// An id in an answer: as text, C-escaped if it is not valid UTF-8 (a proto3 string must be), and
+// then exactly as bytes beside it. Ids are bytes in the ledger: the scan writes any id it finds
+// dead.
+template <typename Message>
+void SetEventId(const std::string& id, Message* message) {
+  if (domain::IsValidUtf8(id)) {
+    message->set_event_id(id);
+  } else {
+    message->set_event_id(absl::CHexEscape(id));
+    message->set_raw_event_id(id);
+  }
+}
+
+// An id in a log line or an error message.
+std::string Printable(absl::string_view id) {
+  return domain::IsValidUtf8(id) ? std::string(id) : absl::CHexEscape(id);
+}
+
 // Answers an admitted admin call that is refused (bad arguments), and audit-logs it.
 grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context, const AuditEntry& audit,
                                  grpc::Status status) {
@@ -218,36 +236,42 @@ grpc::ServerUnaryReactor* AdminService::GetEventStatus(grpc::CallbackServerConte
   if (grpc::Status s = Admit(*context, "GetEventStatus", request->app_code(), &audit); !s.ok()) {
     return FinishNow(context, s);
   }
-  if (absl::Status s = CheckEventId(request->event_id()); !s.ok()) {
+  const std::string& event_id =
+      request->raw_event_id().empty() ? request->event_id() : request->raw_event_id();
+  if (!request->raw_event_id().empty() && !request->event_id().empty()) {
+    return Refuse(context, audit,
+                  InvalidArgument("", Invalid("give event_id or raw_event_id, not both")));
+  }
+  if (absl::Status s = CheckEventId(event_id); !s.ok()) {
     return Refuse(context, audit, InvalidArgument("", s));
   }
-  return Offload(
-      context, workers_,
-      audit.Wrap([this, app_code = audit.app_code, event_id = request->event_id(), response] {
-        absl::StatusOr<std::optional<storage::EventStatus>> event =
-            ledger_.Event(app_code, event_id);
-        if (!event.ok()) return ToGrpcStatus(event.status());
-        if (!event->has_value()) {
-          return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                              absl::StrCat("event \"", event_id, "\" of app_code ", app_code,
-                                           " has no ledger row: it was never delivered or scanned, "
-                                           "or it is not a WalletGiftDebited event"));
-        }
-        const storage::EventStatus& e = **event;
-        response->set_status(e.status);
-        response->set_retry_count(static_cast<int32_t>(e.retry_count));
-        response->set_requeue_count(static_cast<int32_t>(e.requeue_count));
-        response->set_projected_by(e.projected_by);
-        response->set_locked_by(e.locked_by);
-        response->set_locked_until_ms(e.locked_until_ms);
-        response->set_next_attempt_at_ms(e.next_attempt_at_ms);
-        response->set_last_error(e.last_error);
-        response->set_processed_at_ms(e.processed_at_ms);
-        response->set_target_user_id(e.target_user_id);
-        response->set_created_at_ms(e.created_at_ms);
-        response->set_updated_at_ms(e.updated_at_ms);
-        return grpc::Status::OK;
-      }));
+  return Offload(context, workers_,
+                 audit.Wrap([this, app_code = audit.app_code, event_id, response] {
+                   absl::StatusOr<std::optional<storage::EventStatus>> event =
+                       ledger_.Event(app_code, event_id);
+                   if (!event.ok()) return ToGrpcStatus(event.status());
+                   if (!event->has_value()) {
+                     return grpc::Status(
+                         grpc::StatusCode::NOT_FOUND,
+                         absl::StrCat("event \"", Printable(event_id), "\" of app_code ", app_code,
+                                      " has no ledger row: it was never delivered or scanned, "
+                                      "or it is not a WalletGiftDebited event"));
+                   }
+                   const storage::EventStatus& e = **event;
+                   response->set_status(e.status);
+                   response->set_retry_count(static_cast<int32_t>(e.retry_count));
+                   response->set_requeue_count(static_cast<int32_t>(e.requeue_count));
+                   response->set_projected_by(e.projected_by);
+                   response->set_locked_by(e.locked_by);
+                   response->set_locked_until_ms(e.locked_until_ms);
+                   response->set_next_attempt_at_ms(e.next_attempt_at_ms);
+                   response->set_last_error(e.last_error);
+                   response->set_processed_at_ms(e.processed_at_ms);
+                   response->set_target_user_id(e.target_user_id);
+                   response->set_created_at_ms(e.created_at_ms);
+                   response->set_updated_at_ms(e.updated_at_ms);
+                   return grpc::Status::OK;
+                 }));
 }
 
 grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerContext* context,
@@ -286,7 +310,7 @@ grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerConte
                    if (!page.ok()) return ToGrpcStatus(page.status());
                    for (const storage::DeadEvent& e : page->events) {
                      v1::DeadEvent* out = response->add_events();
-                     out->set_event_id(e.event_id);
+                     SetEventId(e.event_id, out);
                      out->set_last_error(e.last_error);
                      out->set_retry_count(static_cast<int32_t>(e.retry_count));
                      out->set_requeue_count(static_cast<int32_t>(e.requeue_count));
@@ -313,25 +337,31 @@ grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
   if (grpc::Status s = Admit(*context, "RequeueDeadEvents", request->app_code(), &audit); !s.ok()) {
     return FinishNow(context, s);
   }
-  if (request->event_ids().empty() && domain::TrimSpace(request->error_contains()).empty()) {
+  const int given = request->event_ids_size() + request->raw_event_ids_size();
+  if (given == 0 && domain::TrimSpace(request->error_contains()).empty()) {
     return Refuse(context, audit,
                   InvalidArgument("", Invalid("give event_ids or a non-empty "
                                               "error_contains: requeueing every "
                                               "dead event at once is not allowed")));
   }
-  if (request->event_ids_size() > kMaxRequeue) {
-    return FinishNow(
-        context,
-        InvalidArgument("", Invalid(absl::StrCat("event_ids has ", request->event_ids_size(),
+  if (given > kMaxRequeue) {
+    return Refuse(
+        context, audit,
+        InvalidArgument("", Invalid(absl::StrCat("event_ids and raw_event_ids have ", given,
                                                  " entries, at most ", kMaxRequeue, " allowed"))));
   }
-  for (int i = 0; i < request->event_ids_size(); ++i) {
-    if (domain::TrimSpace(request->event_ids(i)).empty()) {
-      return Refuse(context, audit,
-                    InvalidArgument("", Invalid(absl::StrCat("event_ids[", i, "] is blank"))));
+  std::vector<std::string> ids;
+  ids.reserve(static_cast<size_t>(given));
+  for (const auto& [field, list] : {std::pair{"event_ids", &request->event_ids()},
+                                    std::pair{"raw_event_ids", &request->raw_event_ids()}}) {
+    for (int i = 0; i < list->size(); ++i) {
+      if (domain::TrimSpace(list->Get(i)).empty()) {
+        return Refuse(context, audit,
+                      InvalidArgument("", Invalid(absl::StrCat(field, "[", i, "] is blank"))));
+      }
+      ids.push_back(list->Get(i));
     }
   }
-  std::vector<std::string> ids(request->event_ids().begin(), request->event_ids().end());
   return Offload(context, workers_,
                  audit.Wrap([this, context, app_code = audit.app_code, ids = std::move(ids),
                              error = request->error_contains(), dry_run = request->dry_run(),
@@ -354,7 +384,7 @@ grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
                      if (result->requeued) response->set_requeued(response->requeued() + 1);
                      if (!result->reason.empty()) {
                        v1::SkippedEvent* skipped = response->add_skipped();
-                       skipped->set_event_id(id);
+                       SetEventId(id, skipped);
                        skipped->set_reason(result->reason);
                      }
                    }

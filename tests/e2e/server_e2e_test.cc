@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "giftwall/v1/admin.grpc.pb.h"
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -521,6 +522,80 @@ TEST_F(ServerE2eTest, AdminCommandsVerifyRebuildAndRequeue) {
   EXPECT_NE(code, 0);
   EXPECT_THAT(client({"admin", "requeue", "--event_ids=BAD", "--dry_run"}, &code),
               HasSubstr("outbox row is gone"));
+  EXPECT_EQ(admin.Terminate(), 0);
+}
+
+// Ids are bytes: an outbox row whose event_id is not UTF-8 goes dead through the scan, and every
+// admin answer that names it can still be sent (escaped as text, exact as bytes).
+TEST_F(ServerE2eTest, DeadEventsWhoseIdsAreNotUtf8AreListedLookedUpAndRequeued) {
+  ServerProcess admin(db_->url(), {"--enable_admin", "--catchup_interval=0"});
+  ASSERT_TRUE(admin.WaitReady()) << admin.log();
+  const std::string id = "bin\xff\xfe";
+  db_->InsertOutbox("bytes", id, "WalletGiftDebited",
+                    R"({"target_user_id":1,"gift_id":"g","gift_count":1})", 1'700'000'000'000);
+  auto stub = v1::ProjectionAdminService::NewStub(admin.Channel());
+  auto deadline = [] { return std::chrono::system_clock::now() + std::chrono::seconds(30); };
+  {
+    grpc::ClientContext context;
+    context.set_deadline(deadline());
+    v1::RunCatchUpRequest request;
+    request.set_app_code("bytes");
+    v1::RunCatchUpResponse response;
+    ASSERT_TRUE(stub->RunCatchUp(&context, request, &response).ok());
+    EXPECT_EQ(response.dead(), 1);
+  }
+  {
+    grpc::ClientContext context;
+    context.set_deadline(deadline());
+    v1::ListDeadEventsRequest request;
+    request.set_app_code("bytes");
+    v1::ListDeadEventsResponse response;
+    const grpc::Status status = stub->ListDeadEvents(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_code() << " " << status.error_message();
+    ASSERT_EQ(response.events_size(), 1);
+    EXPECT_EQ(response.events(0).event_id(), R"(bin\xff\xfe)");
+    EXPECT_EQ(response.events(0).raw_event_id(), id);
+    EXPECT_EQ(response.events(0).last_error(), "invalid envelope: event_id is not valid UTF-8");
+  }
+  {
+    grpc::ClientContext context;
+    context.set_deadline(deadline());
+    v1::GetEventStatusRequest request;
+    request.set_app_code("bytes");
+    request.set_raw_event_id(id);
+    v1::GetEventStatusResponse response;
+    const grpc::Status status = stub->GetEventStatus(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.status(), "dead");
+  }
+  for (bool by_filter : {true, false}) {
+    grpc::ClientContext context;
+    context.set_deadline(deadline());
+    v1::RequeueDeadEventsRequest request;
+    request.set_app_code("bytes");
+    request.set_dry_run(true);
+    if (by_filter) {
+      request.set_error_contains("UTF-8");
+    } else {
+      request.add_raw_event_ids(id);
+    }
+    v1::RequeueDeadEventsResponse response;
+    const grpc::Status status = stub->RequeueDeadEvents(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_code() << " " << status.error_message();
+    EXPECT_EQ(response.matched(), 1);
+    EXPECT_EQ(response.requeued(), 0);
+    ASSERT_EQ(response.skipped_size(), 1);
+    EXPECT_EQ(response.skipped(0).raw_event_id(), id);
+    EXPECT_THAT(response.skipped(0).reason(), HasSubstr("would stay dead: invalid envelope"));
+  }
+  // The CLI shows the escaped id.
+  std::string output;
+  EXPECT_EQ(RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", admin.address()),
+                        "--app_code=bytes", "admin", "dead"},
+                       &output),
+            0)
+      << output;
+  EXPECT_THAT(output, HasSubstr(R"(bin\xff\xfe)"));
   EXPECT_EQ(admin.Terminate(), 0);
 }
 
