@@ -36,6 +36,7 @@
 #include "server/transport/health_fanout.h"
 #include "server/transport/readiness.h"
 #include "server/transport/tls.h"
+#include "server/transport/undecodable_requests.h"
 #include "server/transport/worker_pool.h"
 #include "server/worker/catch_up_worker.h"
 #include "server/worker/rebuild_runner.h"
@@ -178,7 +179,10 @@ int Serve(const ServerConfig& config) {
                            &port);
   ConfigureConnections(config, builder);
   if (!config.enable_reflection) builder.SetOption(std::make_unique<WithoutReflection>());
-  // Outlives the server: its interceptors count every call.
+  // Both outlive the server. The first answers undecodable requests; the metrics' count every
+  // call, after the first has set its code.
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<transport::UndecodableRequestInterceptorFactory>());
   std::unique_ptr<metrics::Metrics> metrics;
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<metrics::Metrics>> started = metrics::Metrics::Start(
@@ -192,10 +196,9 @@ int Serve(const ServerConfig& config) {
     LOG(INFO) << "serving metrics on " << config.metrics_listen << " (port " << metrics->port()
               << ")";
     catch_up.ReportStatusTo(metrics.get());
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
-    counters.push_back(metrics->InterceptorFactory());
-    builder.experimental().SetInterceptorCreators(std::move(counters));
+    interceptors.push_back(metrics->InterceptorFactory());
   }
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&gift_wall);
   if (config.enable_admin) builder.RegisterService(&admin);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -244,13 +247,17 @@ int Serve(const ServerConfig& config) {
   catch_up.RequestStop();
   absl::SleepFor(config.drain_delay);
 
+  // gRPC stops accepting calls (one that reaches the process after this is CANCELLED before any
+  // handler sees it) and at the deadline cancels whatever is still unanswered. Queued calls get
+  // until a little before then to run; what is still queued answers UNAVAILABLE (retry), not
+  // CANCELLED.
   const absl::Time deadline = absl::Now() + config.shutdown_grace;
+  const absl::Time answer_by = deadline - std::min(absl::Seconds(1), config.shutdown_grace / 4);
   std::thread stopper([&] { server->Shutdown(absl::ToChronoTime(deadline)); });
-  // Queued calls get until the deadline to run; what is still queued then answers UNAVAILABLE.
-  workers.Shutdown(deadline);
-  engine.Shutdown(deadline);
-  reader.Shutdown(deadline);
-  admin_workers.Shutdown(deadline);
+  workers.Shutdown(answer_by);
+  engine.Shutdown(answer_by);
+  reader.Shutdown(answer_by);
+  admin_workers.Shutdown(answer_by);
   stopper.join();
   server->Wait();
   // Liveness answered until the end.

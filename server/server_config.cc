@@ -225,9 +225,10 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
   config.pool.session.connect_timeout = absl::GetFlag(FLAGS_db_connect_timeout);
   config.pool.session.statement_timeout = absl::GetFlag(FLAGS_db_statement_timeout);
   config.pool.session.lock_wait_timeout = absl::GetFlag(FLAGS_lock_wait_timeout);
-  // The socket must outwait the server's own statement limit, so that the server's error (not
-  // a cut connection) reports a slow statement.
-  config.pool.session.read_timeout = config.pool.session.statement_timeout + absl::Seconds(5);
+  // The socket outwaits the server's own statement limit by a second, so that the server's error
+  // (not a cut connection) reports a slow statement, and no longer: a database that stopped
+  // answering fails calls as soon as their statements would have been stopped anyway.
+  config.pool.session.read_timeout = config.pool.session.statement_timeout + absl::Seconds(1);
   config.pool.session.write_timeout = config.pool.session.read_timeout;
   if (config.pool.session.lock_wait_timeout >= config.pool.session.statement_timeout) {
     // A lock wait must end as a lock wait (contention, retried), not as a statement timeout

@@ -442,5 +442,31 @@ TEST(Faults, AFrozenDatabaseTurnsReadinessOffWithinTheProbePeriod) {
   EXPECT_TRUE(server.WaitReady()) << server.log();
 }
 
+// A call to a frozen database fails as soon as its statement limit (plus a second's margin for
+// the server's own limit to speak first) and the connect timeout say, not after a longer socket
+// timeout; and once the database is back, the same event projects.
+TEST(Faults, CallsToAFrozenDatabaseFailWithinTheStatementLimit) {
+  PrivateMariaDb mariadb;
+  mariadb.Start();
+  setenv("GIFTWALL_TEST_MYSQL_URL", mariadb.server_url().c_str(), 1);
+  testing::TestDatabase db;
+  ServerProcess server(db.url(), {"--catchup_interval=0", "--db_statement_timeout=3s"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  const OutboxEvent e = MakeEvents(1, 11).front();
+  ASSERT_TRUE(Project(server, e).ok());  // the pool holds a session
+
+  mariadb.Freeze();
+  const absl::Time frozen = absl::Now();
+  const grpc::Status status = Project(server, MakeEvents(2, 12).back());
+  const absl::Duration took = absl::Now() - frozen;
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  // By design 3 s + 1 s for the statement, then up to the 3 s connect timeout for a fresh session
+  // to record the failure on: 7 s. The socket timeout used to be the limit + 5 s: 11 s.
+  EXPECT_LT(took, absl::Seconds(9.5)) << "the call failed after " << took;
+  mariadb.Thaw();
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  DeliverUntilAcked(server, MakeEvents(2, 12).back());
+}
+
 }  // namespace
 }  // namespace giftwall

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <future>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -19,11 +21,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "giftwall/v1/admin.grpc.pb.h"
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/reflection_client.h"
@@ -705,6 +709,45 @@ TEST_F(ServerE2eTest, MetricsCountCallsUnderGoGrpcPrometheusNamesAndTheProjectio
   }
 }
 
+// Bytes on the wire that are not the method's request: gRPC itself would answer UNIMPLEMENTED with
+// no message; the server answers INVALID_ARGUMENT naming the request's type, and does nothing.
+TEST_F(ServerE2eTest, UndecodableRequestsAreInvalidArgumentNamingTheRequestType) {
+  auto raw_call = [](const std::string& method, const std::string& bytes) {
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer request(&slice, 1);
+    grpc::ByteBuffer response;
+    grpc::GenericStub stub(server_->Channel());
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                   [&done](grpc::Status status) { done.set_value(std::move(status)); });
+    return done.get_future().get();
+  };
+  v1::ProjectMessageRequest not_utf8;
+  *not_utf8.mutable_message() =
+      Message("undecodable", "E\xff", R"({"target_user_id":1,"gift_id":"g","gift_count":1})");
+  std::string valid;
+  ASSERT_TRUE(not_utf8.SerializeToString(&valid));  // protobuf writes it, and logs the field
+  const std::string truncated = valid.substr(0, valid.size() - 3);
+  for (const std::string& bytes : {valid, truncated, std::string("\xff\xff\xff\xff", 4)}) {
+    const grpc::Status status = raw_call("/giftwall.v1.GiftWallService/ProjectMessage", bytes);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+    EXPECT_THAT(status.error_message(),
+                HasSubstr("cannot be decoded as giftwall.v1.ProjectMessageRequest"));
+  }
+  const grpc::Status wall =
+      raw_call("/giftwall.v1.GiftWallService/GetGiftWall", std::string("\x0a\x05zz", 3));
+  EXPECT_EQ(wall.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << wall.error_message();
+  EXPECT_THAT(wall.error_message(), HasSubstr("giftwall.v1.GetGiftWallRequest"));
+  // A method that does not exist is still UNIMPLEMENTED.
+  EXPECT_EQ(raw_call("/giftwall.v1.GiftWallService/NoSuchMethod", "").error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(db_->QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE app_code = "
+                          "'undecodable'"),
+            0);
+}
+
 TEST_F(ServerE2eTest, BadInputGetsWhatTheContractSays) {
   v1::ProjectMessageResponse response;
   // A malformed envelope: INVALID_ARGUMENT naming the field, nothing written.
@@ -903,6 +946,57 @@ TEST_F(ServerE2eTest, SigtermTurnsReadinessOffFinishesCallsAndExitsZero) {
             projected.load());
   EXPECT_GT(projected, 0);
   EXPECT_THAT(server.log(), HasSubstr("stopped"));
+}
+
+// A SIGTERM under load: every call a handler took is answered OK (committed, and on the wall) or
+// UNAVAILABLE (retry). gRPC itself cancels a call that reaches the process after it stopped
+// accepting, before any handler sees it: CANCELLED, and then nothing was written.
+TEST_F(ServerE2eTest, SigtermUnderLoadAnswersOkUnavailableOrCancelledBeforeAnythingRan) {
+  std::map<grpc::StatusCode, int> codes;
+  std::vector<std::string> cancelled;
+  int64_t projected = 0;
+  for (int round = 0; round < 3; ++round) {
+    ServerProcess server(db_->url(), {"--drain_delay=200ms", "--shutdown_grace=2s"});
+    ASSERT_TRUE(server.WaitReady()) << server.log();
+    std::atomic<bool> stop{false};
+    absl::Mutex mu;
+    std::vector<std::thread> callers;
+    for (int t = 0; t < 16; ++t) {
+      callers.emplace_back([&, t] {
+        for (int i = 0; !stop; ++i) {
+          const std::string id = absl::StrCat(round, "-", t, "-", i);
+          v1::ProjectMessageResponse response;
+          const grpc::Status status = Project(
+              Message("sigterm", id, R"({"target_user_id":8,"gift_id":"g","gift_count":1})"),
+              &response, &server);
+          absl::MutexLock lock(&mu);
+          ++codes[status.error_code()];
+          if (status.error_code() == grpc::StatusCode::CANCELLED) cancelled.push_back(id);
+          if (status.ok() && response.outcome() == v1::PROJECTION_OUTCOME_PROJECTED) ++projected;
+        }
+      });
+    }
+    absl::SleepFor(absl::Milliseconds(500));
+    EXPECT_EQ(server.Terminate(), 0) << server.log();
+    stop = true;
+    for (std::thread& caller : callers) caller.join();
+  }
+  for (const auto& [code, count] : codes) {
+    EXPECT_TRUE(code == grpc::StatusCode::OK || code == grpc::StatusCode::UNAVAILABLE ||
+                code == grpc::StatusCode::CANCELLED)
+        << count << " call(s) answered code " << code;
+  }
+  for (const std::string& id : cancelled) {
+    EXPECT_EQ(db_->QueryInt(absl::StrCat("SELECT COUNT(*) FROM wallet_projection_events WHERE "
+                                         "app_code = 'sigterm' AND event_id = '",
+                                         id, "'")),
+              0)
+        << "event " << id << " was answered CANCELLED but it ran";
+  }
+  EXPECT_GT(codes[grpc::StatusCode::OK], 0);
+  EXPECT_EQ(db_->QueryInt("SELECT COALESCE(SUM(gift_count), 0) FROM user_gift_wall WHERE "
+                          "app_code = 'sigterm'"),
+            projected);
 }
 
 }  // namespace
