@@ -14,6 +14,11 @@
 
 namespace giftwall::testing {
 
+// The service config OPERATIONS.md recommends to callers: round robin over the replicas, each
+// used only while its `readiness` health says SERVING (gRPC client-side health checking).
+inline constexpr char kRecommendedServiceConfig[] =
+    R"({"loadBalancingConfig":[{"round_robin":{}}],"healthCheckConfig":{"serviceName":"readiness"}})";
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreePort();
 
