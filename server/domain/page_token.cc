@@ -59,6 +59,9 @@ class TokenReader {
     if (token.size() > kMaxTokenChars) return std::nullopt;
     std::string raw;
     if (!absl::WebSafeBase64Unescape(token, &raw) || raw.size() < 4) return std::nullopt;
+    // The unescaper skips white space and ignores a last character's unused bits, so a damaged
+    // token can decode to the same bytes: only the exact text this service writes is read.
+    if (absl::WebSafeBase64Escape(raw) != token) return std::nullopt;
     const absl::string_view body(raw.data(), raw.size() - 4);
     uint32_t sum = 0;
     for (int i = 0; i < 4; ++i) {
@@ -79,6 +82,8 @@ class TokenReader {
     for (int shift = 0; shift < 64; shift += 7) {
       uint8_t b;
       if (!Byte(&b)) return false;
+      // Only the shortest encoding, within 64 bits, is read: the writer writes no other.
+      if ((shift > 0 && b == 0) || (shift == 63 && b > 1)) return false;
       *v |= static_cast<uint64_t>(b & 0x7f) << shift;
       if ((b & 0x80) == 0) return true;
     }

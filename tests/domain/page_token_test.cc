@@ -75,3 +75,69 @@ TEST(GiftWallPageToken, RejectsGarbage) {
 
 }  // namespace
 }  // namespace giftwall::domain
+
+namespace giftwall::domain {
+namespace {
+
+// `body` as a token: its FNV-1a checksum appended (little-endian), then web-safe base64, as
+// page_token.cc writes it.
+std::string TokenOf(std::string body) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : body) {
+    hash ^= c;
+    hash *= 16777619u;
+  }
+  for (int shift = 0; shift < 32; shift += 8) body.push_back(static_cast<char>(hash >> shift));
+  return absl::WebSafeBase64Escape(body);
+}
+
+// Found by fuzz/page_token_fuzzer: the base64 decoder skips white space and ignores the unused
+// bits of the last character, so a token changed in those ways decoded as if it were intact.
+TEST(GiftWallPageToken, RejectsEveryOtherSpellingOfItsText) {
+  const std::string encoded = EncodeGiftWallPageToken(Sample());
+  ASSERT_NE(encoded.size() % 4, 0u) << "the last character must have unused bits";
+  std::vector<std::string> respelled = {" " + encoded, encoded + "\n",
+                                        encoded.substr(0, 4) + " " + encoded.substr(4),
+                                        encoded + std::string(4 - encoded.size() % 4, '=')};
+  for (char c : std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")) {
+    if (c == encoded.back()) continue;
+    respelled.push_back(encoded.substr(0, encoded.size() - 1) + c);
+  }
+  for (const std::string& token : respelled) {
+    absl::StatusOr<GiftWallPageToken> out =
+        DecodeGiftWallPageToken(token, "demo", 42, WallSort::kLastReceivedDesc);
+    ASSERT_FALSE(out.ok()) << token;
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+}
+
+// Found by fuzz/page_token_fuzzer: a number written in more bytes than it needs, or with bits
+// beyond 64, decoded (the extra bits dropped), so one cursor had many tokens.
+TEST(DeadEventPageToken, RejectsNumbersNotWrittenInTheirShortestForm) {
+  using std::string_literals::operator""s;
+  const std::string shortest = "\x01\x03"s + "\x04" + "demo" + "\x00"s + "\x02" + "E1";
+  ASSERT_TRUE(DecodeDeadEventPageToken(TokenOf(shortest), "demo", "").ok());
+  const std::string overlong = "\x01\x03"s + "\x84\x00"s + "demo" + "\x00"s + "\x02" + "E1";
+  absl::StatusOr<DeadEventPageToken> out = DecodeDeadEventPageToken(TokenOf(overlong), "demo", "");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(GiftWallPageToken, RejectsNumbersBeyond64Bits) {
+  using std::string_literals::operator""s;
+  // sort 0, app_code "demo", user_id as a 10-byte varint, sort_value 0, gift_id "g".
+  auto body = [](char last_user_id_byte) {
+    return "\x01\x01\x00"s + "\x04" + "demo" + std::string(9, '\xff') + last_user_id_byte +
+           "\x00"s + "\x01" + "g";
+  };
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();  // zigzag of 2^64 - 1
+  ASSERT_TRUE(
+      DecodeGiftWallPageToken(TokenOf(body('\x01')), "demo", kMin, WallSort::kCountDesc).ok());
+  absl::StatusOr<GiftWallPageToken> out =
+      DecodeGiftWallPageToken(TokenOf(body('\x03')), "demo", kMin, WallSort::kCountDesc);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace giftwall::domain
