@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "glog/logging.h"
+#include "server/common/status_macros.h"
 #include "server/domain/gift_payload.h"
 #include "server/domain/ledger_policy.h"
 #include "server/domain/wall_fold.h"
@@ -59,6 +60,30 @@ Ending Classify(const absl::Status& status, Phase phase) {
 }
 
 int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+// What the callers of a group that failed are told. What the database may get over is to be
+// retried: UNAVAILABLE and ABORTED as they are, and a statement stopped at its time limit as
+// UNAVAILABLE. Anything else (INTERNAL: a bug, a schema that does not match) keeps its code, so
+// that it does not pass for something a retry fixes; storage has logged its statement.
+absl::Status ForCaller(const absl::Status& cause) {
+  switch (cause.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kAborted:
+      return cause;
+    case absl::StatusCode::kDeadlineExceeded: {
+      absl::Status retry = absl::UnavailableError(
+          absl::StrCat("the database did not answer within the statement time limit; retry later: ",
+                       cause.message()));
+      cause.ForEachPayload([&](absl::string_view type_url, const absl::Cord& payload) {
+        retry.SetPayload(type_url, payload);
+      });
+      return retry;
+    }
+    default:
+      LOG(ERROR) << "projection failed, not for a reason a retry fixes: " << cause;
+      return Annotate(cause, "projection failed");
+  }
+}
 
 ProjectionResult Result(ProjectionOutcome outcome, std::string detail = "") {
   return ProjectionResult{outcome, std::move(detail)};
@@ -231,15 +256,8 @@ void GroupRun::Resolve(std::vector<size_t> owners) {
           }
         }
         for (auto& [owner, result] : attempt.answered) owners_[owner].outcome = std::move(result);
-        const absl::Status& cause = attempt.cause;
-        const absl::Status error =
-            cause.code() == absl::StatusCode::kUnavailable ||
-                    cause.code() == absl::StatusCode::kAborted
-                ? cause
-                : absl::UnavailableError(
-                      absl::StrCat("projection failed, will be retried: ", cause.message()));
         // The claims, and whatever the read did not get to (it may be what failed).
-        return Fail(owners, error);
+        return Fail(owners, ForCaller(attempt.cause));
       }
       case Ending::kPermanent:
         if (attempt.folding() == 1) {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/status_macros.h"
 #include "server/domain/gift_payload.h"
 
 namespace giftwall::projection {
@@ -49,9 +51,9 @@ absl::StatusOr<CatchUpPass> Recovery::ProjectPendingGiftWallEvents(const CatchUp
     if (!results[i].ok()) {
       if (first_error.ok()) {
         first_error =
-            absl::Status(results[i].status().code(),
-                         absl::StrCat("catch-up for app ", request.app_code, " stopped at event ",
-                                      c.event.event_id, ": ", results[i].status().message()));
+            Annotate(results[i].status(),
+                     absl::StrCat("catch-up for app ", request.app_code, " stopped at event ",
+                                  absl::CHexEscape(c.event.event_id)));
       }
       continue;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "server/common/status_macros.h"
 #include "server/storage/db_clock.h"
 #include "server/storage/paging.h"
 
@@ -67,10 +68,9 @@ LIMIT ?)sql";
 
 absl::StatusOr<ProjectionStatus> LedgerRepository::Status(
     absl::string_view app_code, const std::vector<std::string>& outbox_app_codes) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   ProjectionStatus status;
-  absl::Status s = (*conn)->Query(kCountsByStatus, {app_code}, [&](const SqlRow& row) {
+  absl::Status s = conn->Query(kCountsByStatus, {app_code}, [&](const SqlRow& row) {
     const std::string state = row.Str(0);
     const int64_t n = row.Int(2);
     if (state == "done") {
@@ -85,11 +85,11 @@ absl::StatusOr<ProjectionStatus> LedgerRepository::Status(
     }
   });
   if (!s.ok()) return s;
-  s = (*conn)->Query(kOldestDead, {app_code},
-                     [&](const SqlRow& row) { status.oldest_dead_age_ms = row.Int(0); });
+  s = conn->Query(kOldestDead, {app_code},
+                  [&](const SqlRow& row) { status.oldest_dead_age_ms = row.Int(0); });
   if (!s.ok()) return s;
   auto count_unprojected = [&](absl::string_view outbox_code) {
-    return (*conn)->Query(kUnprojected, {app_code, outbox_code}, [&](const SqlRow& row) {
+    return conn->Query(kUnprojected, {app_code, outbox_code}, [&](const SqlRow& row) {
       status.unprojected += row.Int(0);
       status.oldest_unprojected_age_ms = std::max(status.oldest_unprojected_age_ms, row.Int(1));
     });
@@ -107,10 +107,9 @@ absl::StatusOr<ProjectionStatus> LedgerRepository::Status(
 
 absl::StatusOr<std::optional<EventStatus>> LedgerRepository::Event(absl::string_view app_code,
                                                                    absl::string_view event_id) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   std::optional<EventStatus> event;
-  absl::Status s = (*conn)->Query(kEventRow, {app_code, event_id}, [&](const SqlRow& row) {
+  absl::Status s = conn->Query(kEventRow, {app_code, event_id}, [&](const SqlRow& row) {
     event = EventStatus{row.Str(0), row.Int(1), row.Int(2), row.Str(3), row.Str(4),  row.Int(5),
                         row.Int(6), row.Str(7), row.Int(8), row.Int(9), row.Int(10), row.Int(11)};
   });
@@ -122,18 +121,17 @@ absl::StatusOr<DeadEventPage> LedgerRepository::ListDead(absl::string_view app_c
                                                          absl::string_view error_contains,
                                                          absl::string_view after_event_id,
                                                          int limit) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   DeadEventPage page;
   absl::Status s =
-      (*conn)->Query(kDeadPage, {app_code, error_contains, after_event_id, RowsToFetch(limit)},
-                     [&](const SqlRow& row) {
-                       page.events.push_back(DeadEvent{row.Str(0), row.Str(1), row.Int(2),
-                                                       row.Int(3), row.Int(4), row.Int(5)});
-                     });
+      conn->Query(kDeadPage, {app_code, error_contains, after_event_id, RowsToFetch(limit)},
+                  [&](const SqlRow& row) {
+                    page.events.push_back(DeadEvent{row.Str(0), row.Str(1), row.Int(2), row.Int(3),
+                                                    row.Int(4), row.Int(5)});
+                  });
   if (!s.ok()) return s;
   page.has_more = TrimToPage(&page.events, limit);
-  s = (*conn)->Query(kDeadGroups, {app_code, error_contains}, [&](const SqlRow& row) {
+  s = conn->Query(kDeadGroups, {app_code, error_contains}, [&](const SqlRow& row) {
     page.groups.push_back(DeadErrorGroup{row.Str(0), row.Int(1)});
   });
   if (!s.ok()) return s;
@@ -142,11 +140,10 @@ absl::StatusOr<DeadEventPage> LedgerRepository::ListDead(absl::string_view app_c
 
 absl::StatusOr<std::vector<std::string>> LedgerRepository::DeadEventIds(
     absl::string_view app_code, absl::string_view error_contains, int limit) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   std::vector<std::string> ids;
-  absl::Status s = (*conn)->Query(kDeadIds, {app_code, error_contains, int64_t{limit}},
-                                  [&](const SqlRow& row) { ids.push_back(row.Str(0)); });
+  absl::Status s = conn->Query(kDeadIds, {app_code, error_contains, int64_t{limit}},
+                               [&](const SqlRow& row) { ids.push_back(row.Str(0)); });
   if (!s.ok()) return s;
   return ids;
 }

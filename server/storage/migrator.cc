@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "glog/logging.h"
+#include "server/common/status_macros.h"
 #include "server/storage/sql_script.h"
 
 namespace giftwall::storage {
@@ -87,8 +88,7 @@ absl::Status Apply(SqlConnection& conn, const Migration& m, int version) {
                    << "); an earlier run stopped part way";
       continue;
     }
-    if (!s.ok())
-      return absl::Status(s.code(), absl::StrCat("migration ", m.name, ": ", s.message()));
+    if (!s.ok()) return Annotate(s, absl::StrCat("migration ", m.name));
   }
   absl::StatusOr<int64_t> recorded =
       conn.Execute(kRecordApplied, {int64_t{version}, m.name, Checksum(m.sql)});

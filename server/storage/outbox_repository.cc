@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "server/common/status_macros.h"
 #include "server/domain/app_code.h"
 #include "server/storage/db_clock.h"
 
@@ -61,11 +62,9 @@ int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
 }  // namespace
 
 absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRequest& request) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   int64_t now_ms = 0;
-  absl::Status s =
-      (*conn)->Query(kSelectDbNow, {}, [&](const SqlRow& row) { now_ms = row.Int(0); });
+  absl::Status s = conn->Query(kSelectDbNow, {}, [&](const SqlRow& row) { now_ms = row.Int(0); });
   if (!s.ok()) return s;
 
   const std::string& outbox_code =
@@ -91,18 +90,18 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
   found.read_through_ms = start;
   for (int window = 0; window < kMaxScanWindows && start <= newest; ++window) {
     std::optional<int64_t> end;
-    s = (*conn)->Query(kScanWindowEnd,
-                       {outbox_code, start, newest, std::max<int64_t>(request.window_rows, 1) - 1},
-                       [&](const SqlRow& row) { end = row.Int(0); });
+    s = conn->Query(kScanWindowEnd,
+                    {outbox_code, start, newest, std::max<int64_t>(request.window_rows, 1) - 1},
+                    [&](const SqlRow& row) { end = row.Int(0); });
     if (!s.ok()) return s;
     // Fewer rows than a window left, or a window of rows that all share one millisecond (it
     // cannot be split by time): read up to `newest`.
     const bool last = !end.has_value() || *end == start;
     const int64_t until = last ? newest : *end;
-    s = (*conn)->Query(kUnprojectedCandidates,
-                       {request.app_code, outbox_code, start, until,
-                        limit - static_cast<int64_t>(found.list.size())},
-                       collect(true));
+    s = conn->Query(kUnprojectedCandidates,
+                    {request.app_code, outbox_code, start, until,
+                     limit - static_cast<int64_t>(found.list.size())},
+                    collect(true));
     if (!s.ok()) return s;
     if (found.list.size() >= static_cast<size_t>(limit)) {
       // The window was not read to its end: the next scan starts at the last candidate.
@@ -114,8 +113,8 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
     if (last) break;
     start = until + 1;  // every row at `until` was in this window
   }
-  s = (*conn)->Query(kDueRetryCandidates, {outbox_code, request.app_code, now_ms, limit},
-                     collect(false));
+  s = conn->Query(kDueRetryCandidates, {outbox_code, request.app_code, now_ms, limit},
+                  collect(false));
   if (!s.ok()) return s;
   std::stable_sort(found.list.begin(), found.list.end(),
                    [](const ScanCandidate& a, const ScanCandidate& b) {
@@ -127,11 +126,10 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
 
 absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_view app_code,
                                                                 absl::string_view event_id) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   std::optional<OutboxRow> found;
   auto find_under = [&](absl::string_view outbox_code) {
-    return (*conn)->Query(kOutboxRow, {outbox_code, event_id}, [&](const SqlRow& row) {
+    return conn->Query(kOutboxRow, {outbox_code, event_id}, [&](const SqlRow& row) {
       found = OutboxRow{row.Str(0), domain::GiftEvent{std::string(app_code), std::string(event_id),
                                                       row.Str(1), row.Int(2)}};
     });
@@ -141,7 +139,7 @@ absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_vie
   if (found.has_value()) return found;
   // Not under the app code itself: perhaps under a code the wallet did not normalize (rare, so
   // the codes are listed only then).
-  absl::StatusOr<OutboxAppCodes> codes = ReadAppCodes(**conn);
+  absl::StatusOr<OutboxAppCodes> codes = ReadAppCodes(*conn);
   if (!codes.ok()) return codes.status();
   auto variants = codes->by_app.find(std::string(app_code));
   if (variants == codes->by_app.end()) return found;
@@ -155,9 +153,8 @@ absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_vie
 }
 
 absl::StatusOr<OutboxAppCodes> OutboxRepository::AppCodes() {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
-  return ReadAppCodes(**conn);
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  return ReadAppCodes(*conn);
 }
 
 absl::StatusOr<OutboxAppCodes> OutboxRepository::ReadAppCodes(SqlConnection& conn) {
@@ -177,12 +174,11 @@ absl::StatusOr<OutboxAppCodes> OutboxRepository::ReadAppCodes(SqlConnection& con
 
 absl::StatusOr<int64_t> OutboxRepository::CountGiftEvents(
     const std::vector<std::string>& outbox_app_codes) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   int64_t count = 0;
   for (const std::string& code : outbox_app_codes) {
     absl::Status s =
-        (*conn)->Query(kCountGiftEvents, {code}, [&](const SqlRow& row) { count += row.Int(0); });
+        conn->Query(kCountGiftEvents, {code}, [&](const SqlRow& row) { count += row.Int(0); });
     if (!s.ok()) return s;
   }
   return count;

@@ -223,12 +223,35 @@ absl::Status SqlConnection::FromCurrentException(absl::string_view sql) {
       return absl::InternalError(
           absl::StrCat("mysql connector error: ", e.what(), " in: ", sql.substr(0, 80)));
     }
-    return MysqlError(code, e.getSQLStateCStr(), e.what());
+    absl::Status error = MysqlError(code, e.getSQLStateCStr(), e.what());
+    // Not the database being busy or away, but a bug or a schema that does not match: said
+    // once here, with the statement, and passed up as INTERNAL.
+    LOG_IF(ERROR, error.code() == absl::StatusCode::kInternal) << error << " in: " << sql;
+    return error;
   } catch (const std::exception& e) {
     CountError(0);
     broken_ = true;
-    return absl::InternalError(absl::StrCat("mysql connector error: ", e.what()));
+    return absl::InternalError(
+        absl::StrCat("mysql connector error: ", e.what(), " in: ", sql.substr(0, 80)));
+  } catch (...) {
+    CountError(0);
+    broken_ = true;
+    return absl::InternalError(
+        absl::StrCat("mysql connector error (not a std::exception) in: ", sql.substr(0, 80)));
   }
+}
+
+absl::Status SqlConnection::CallerException(absl::string_view sql) {
+  std::string what = "an exception that is not a std::exception";
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  LOG(ERROR) << "a row handler threw (" << what << ") reading the rows of: " << sql;
+  return absl::InternalError(
+      absl::StrCat("a row handler threw (", what, ") reading the rows of: ", sql.substr(0, 80)));
 }
 
 absl::StatusOr<sql::PreparedStatement*> SqlConnection::Prepare(absl::string_view sql) {
@@ -267,7 +290,18 @@ absl::Status SqlConnection::Query(absl::string_view sql, std::initializer_list<S
     Bind(**stmt, params);
     std::unique_ptr<sql::ResultSet> rs((*stmt)->executeQuery());
     const SqlRow row(*rs);
-    while (rs->next()) on_row(row);
+    while (rs->next()) {
+      try {
+        on_row(row);
+      } catch (const sql::SQLException&) {
+        throw;  // the connector's, reading a column
+      } catch (...) {
+        // The caller's own code failed: a bug to report as such, not as a database error. The
+        // result set is left half read, so the session is not used again.
+        broken_ = true;
+        return CallerException(sql);
+      }
+    }
     return absl::OkStatus();
   } catch (...) {
     return FromCurrentException(sql);

@@ -123,6 +123,8 @@ class SqlConnection {
   absl::StatusOr<sql::PreparedStatement*> Prepare(absl::string_view sql);
   // Converts the exception in flight into a status, marking the session broken if need be.
   absl::Status FromCurrentException(absl::string_view sql);
+  // Inside a catch block: an exception thrown by a caller's row handler, not by the connector.
+  absl::Status CallerException(absl::string_view sql);
 
   std::unique_ptr<sql::Connection> conn_;
   std::unique_ptr<sql::Statement> direct_;

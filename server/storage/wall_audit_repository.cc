@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
+#include "server/common/status_macros.h"
 #include "server/domain/envelope.h"
 #include "server/storage/contention.h"
 #include "server/storage/db_clock.h"
@@ -208,28 +209,26 @@ RebuildLock::~RebuildLock() {
 }
 
 absl::StatusOr<RebuildLock> WallAuditRepository::LockRebuild(absl::string_view app_code) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   int64_t locked = 0;
   absl::Status s =
-      (*conn)->Query(kGetRebuildLock, {app_code}, [&](const SqlRow& row) { locked = row.Int(0); });
+      conn->Query(kGetRebuildLock, {app_code}, [&](const SqlRow& row) { locked = row.Int(0); });
   if (!s.ok()) return s;
   if (locked != 1) {
     return absl::FailedPreconditionError(
         absl::StrCat("a rebuild of app_code ", app_code, " is already running"));
   }
-  return RebuildLock(*std::move(conn), std::string(app_code));
+  return RebuildLock(std::move(conn), std::string(app_code));
 }
 
 absl::StatusOr<VerifyReport> WallAuditRepository::Verify(absl::string_view app_code,
                                                          int64_t user_id,
                                                          const std::function<bool()>& cancelled,
                                                          size_t max_samples) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   // One snapshot for the whole report: a projection committing meanwhile is not half seen.
   absl::StatusOr<Transaction> tx =
-      Transaction::Begin(**conn, Transaction::Isolation::kConsistentSnapshot);
+      Transaction::Begin(*conn, Transaction::Isolation::kConsistentSnapshot);
   if (!tx.ok()) return tx.status();
   VerifyReport report;
   int64_t after = user_id > 0 ? user_id - 1 : 0;
@@ -237,17 +236,17 @@ absl::StatusOr<VerifyReport> WallAuditRepository::Verify(absl::string_view app_c
     if (cancelled && cancelled()) return absl::CancelledError("the verify was cancelled");
     int64_t hi = user_id;
     if (user_id <= 0) {
-      absl::StatusOr<int64_t> end = NextChunkEnd(**conn, app_code, after);
+      absl::StatusOr<int64_t> end = NextChunkEnd(*conn, app_code, after);
       if (!end.ok()) return end.status();
       if (*end == after) break;
       hi = *end;
     }
     std::map<int64_t, UserState> users;
-    if (absl::Status s = ReadWallRows(**conn, app_code, after, hi, /*lock=*/false, &users);
+    if (absl::Status s = ReadWallRows(*conn, app_code, after, hi, /*lock=*/false, &users);
         !s.ok()) {
       return s;
     }
-    if (absl::Status s = ReadDoneEvents(**conn, app_code, after, hi, &users); !s.ok()) return s;
+    if (absl::Status s = ReadDoneEvents(*conn, app_code, after, hi, &users); !s.ok()) return s;
     for (auto& [user, state] : users) {
       if (user <= 0) continue;  // dead events whose payload named no user
       ++report.users_checked;
@@ -326,11 +325,8 @@ absl::StatusOr<bool> WallAuditRepository::RebuildUser(absl::string_view app_code
   // done since are fetched.
   std::map<int64_t, UserState> before;
   {
-    absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-    if (!conn.ok()) return conn.status();
-    if (absl::Status s = ReadDoneEvents(**conn, app_code, user_id - 1, user_id, &before); !s.ok()) {
-      return s;
-    }
+    ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+    RETURN_IF_ERROR(ReadDoneEvents(*conn, app_code, user_id - 1, user_id, &before));
   }
   return RunWithContentionRetries<bool>(
       pool_, retry_, [&](SqlConnection& conn) -> absl::StatusOr<bool> {
@@ -382,15 +378,14 @@ absl::StatusOr<bool> WallAuditRepository::RebuildUser(absl::string_view app_code
 }
 
 absl::StatusOr<std::vector<int64_t>> WallAuditRepository::ListUsers(absl::string_view app_code) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   std::vector<int64_t> users;
   for (absl::string_view query : {kLedgerUsers, kWallUsers}) {
     int64_t after = 0;
     for (;;) {
       int64_t count = 0;
       absl::Status s =
-          (*conn)->Query(query, {app_code, after, int64_t{10'000}}, [&](const SqlRow& row) {
+          conn->Query(query, {app_code, after, int64_t{10'000}}, [&](const SqlRow& row) {
             ++count;
             after = row.Int(0);
             users.push_back(after);

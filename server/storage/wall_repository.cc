@@ -1,5 +1,6 @@
 #include "server/storage/wall_repository.h"
 
+#include "server/common/status_macros.h"
 #include "server/storage/json_rows.h"
 #include "server/storage/paging.h"
 
@@ -62,9 +63,8 @@ absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> WallRepository:
   if (user_ids.empty()) return walls;
   JsonRows users;
   for (int64_t user : user_ids) users.Row().Int(user);
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
-  absl::Status s = (*conn)->Query(kWalls, {users.Finish(), app_code}, [&](const SqlRow& row) {
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  absl::Status s = conn->Query(kWalls, {users.Finish(), app_code}, [&](const SqlRow& row) {
     walls[row.Int(0)].push_back(ReadWallItem(row));
   });
   if (!s.ok()) return s;
@@ -75,8 +75,7 @@ absl::StatusOr<SenderPage> WallRepository::ListSenders(absl::string_view app_cod
                                                        absl::string_view gift_id,
                                                        const std::optional<SenderCursor>& after,
                                                        int limit) {
-  absl::StatusOr<PooledConnection> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   SenderPage page;
   auto on_row = [&](const SqlRow& row) {
     page.senders.push_back(
@@ -85,12 +84,12 @@ absl::StatusOr<SenderPage> WallRepository::ListSenders(absl::string_view app_cod
   const int64_t fetch = RowsToFetch(limit);
   absl::Status s =
       after.has_value()
-          ? (*conn)->Query(
+          ? conn->Query(
                 kSendersNextPage,
                 {app_code, user_id, gift_id, after->sent_count, after->sent_count,
                  after->last_sent_at_ms, after->last_sent_at_ms, after->sender_user_id, fetch},
                 on_row)
-          : (*conn)->Query(kSendersFirstPage, {app_code, user_id, gift_id, fetch}, on_row);
+          : conn->Query(kSendersFirstPage, {app_code, user_id, gift_id, fetch}, on_row);
   if (!s.ok()) return s;
   page.has_more = TrimToPage(&page.senders, limit);
   return page;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
+#include "server/common/status_macros.h"
 
 namespace giftwall::worker {
 
@@ -87,9 +88,7 @@ void RebuildRunner::Run(std::unique_ptr<storage::RebuildLock> lock,
       if (!rebuilt.ok()) {
         ++failed;
         if (first_failure.ok()) {
-          first_failure =
-              absl::Status(rebuilt.status().code(),
-                           absl::StrCat("user ", user, ": ", rebuilt.status().message()));
+          first_failure = Annotate(rebuilt.status(), absl::StrCat("user ", user));
         }
         LOG(WARNING) << "rebuild of app " << app << ": user " << user << ": " << rebuilt.status();
         if (++failures_in_a_row >= kMaxFailuresInARow) break;

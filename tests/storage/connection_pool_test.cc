@@ -1,5 +1,7 @@
 #include "server/storage/connection_pool.h"
 
+#include <stdexcept>
+
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -137,6 +139,43 @@ TEST(ConnectionPool, StatementsAreBoundedInTime) {
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   EXPECT_TRUE((*conn)->Ping()) << "a statement timeout leaves the session usable";
+}
+
+// A row handler that throws is the caller's bug, not the database's: INTERNAL saying so, the
+// session not used again, and the pool fine.
+TEST(ConnectionPool, ARowHandlerThatThrowsIsReportedAsSuchNotAsADatabaseError) {
+  testing::TestDatabase db;
+  ConnectionPool pool(db.PoolOptions());
+  for (bool std_exception : {true, false}) {
+    absl::StatusOr<PooledConnection> conn = pool.Acquire();
+    ASSERT_TRUE(conn.ok()) << conn.status();
+    absl::Status s = (*conn)->Query("SELECT 1 UNION ALL SELECT 2", {}, [&](const SqlRow&) {
+      if (std_exception) throw std::runtime_error("boom");
+      throw 42;
+    });
+    EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+    EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("a row handler threw"));
+    EXPECT_THAT(std::string(s.message()),
+                ::testing::HasSubstr(std_exception ? "(boom)" : "not a std::exception"));
+    EXPECT_EQ(MysqlErrno(s), 0);
+    EXPECT_TRUE((*conn)->broken());
+  }
+  absl::StatusOr<PooledConnection> conn = pool.Acquire();
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_TRUE((*conn)->Ping());
+}
+
+// An error that is not the database being busy or away keeps its code (INTERNAL) and its errno.
+TEST(ConnectionPool, ASchemaErrorIsInternalWithItsErrno) {
+  testing::TestDatabase db;
+  ConnectionPool pool(db.PoolOptions());
+  absl::StatusOr<PooledConnection> conn = pool.Acquire();
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  absl::Status s = (*conn)->Query("SELECT no_such_column FROM wallet_projection_events", {},
+                                  [](const SqlRow&) {});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_EQ(MysqlErrno(s), 1054);
+  EXPECT_FALSE((*conn)->broken());
 }
 
 }  // namespace
