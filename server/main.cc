@@ -140,13 +140,21 @@ int Serve(const ServerConfig& config) {
   if (config.read_pool.has_value()) {
     read_pool = std::make_unique<storage::ConnectionPool>(*config.read_pool);
   }
+  // Admin calls and background work have sessions of their own: a long verify or rebuild, or
+  // a scan of a large backlog, never leaves the relay waiting for one.
+  storage::ConnectionPool background_pool(config.background_pool);
   storage::WallRepository wall(read_pool != nullptr ? *read_pool : pool);
-  storage::LedgerRepository ledger(pool);
   storage::OutboxRepository outbox(pool);
-  storage::WallAuditRepository audit(pool, config.retry);
   projection::GroupProjector projector(pool, config.retry);
   projection::ProjectionEngine engine(projector, config.engine);
-  projection::Recovery recovery(engine, outbox, ledger);
+  storage::LedgerRepository ledger(background_pool);
+  storage::OutboxRepository background_outbox(background_pool);
+  storage::WallAuditRepository audit(background_pool, config.retry);
+  projection::GroupProjector background_projector(background_pool, config.retry);
+  projection::EngineOptions background_engine_options = config.engine;
+  background_engine_options.lanes = 1;
+  projection::ProjectionEngine background_engine(background_projector, background_engine_options);
+  projection::Recovery recovery(background_engine, background_outbox, ledger);
   reads::WallReader reader(wall, config.reads);
   worker::RebuildRunner rebuilds(audit);
   transport::WorkerPool workers(config.worker_threads, config.queue_capacity);
@@ -167,7 +175,7 @@ int Serve(const ServerConfig& config) {
   transport::WorkerPool admin_workers(2, 16);
   transport::AdminService admin(ledger, outbox, recovery, audit, rebuilds, admin_workers, *access);
   storage::ScanLocks scan_locks(config.pool.endpoint, config.pool.session);
-  worker::CatchUpWorker catch_up(recovery, ledger, outbox, &scan_locks, config.catch_up);
+  worker::CatchUpWorker catch_up(recovery, ledger, background_outbox, &scan_locks, config.catch_up);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -185,9 +193,11 @@ int Serve(const ServerConfig& config) {
   interceptors.push_back(std::make_unique<transport::UndecodableRequestInterceptorFactory>());
   std::unique_ptr<metrics::Metrics> metrics;
   if (!config.metrics_listen.empty()) {
-    absl::StatusOr<std::unique_ptr<metrics::Metrics>> started = metrics::Metrics::Start(
-        config.metrics_listen, {&pool, read_pool.get(), &engine, &reader, &workers, &admin_workers},
-        ServedServices(config));
+    absl::StatusOr<std::unique_ptr<metrics::Metrics>> started =
+        metrics::Metrics::Start(config.metrics_listen,
+                                {&pool, read_pool.get(), &background_pool, &engine,
+                                 &background_engine, &reader, &workers, &admin_workers},
+                                ServedServices(config));
     if (!started.ok()) {
       LOG(ERROR) << started.status().message();
       return 1;
@@ -256,6 +266,7 @@ int Serve(const ServerConfig& config) {
   std::thread stopper([&] { server->Shutdown(absl::ToChronoTime(deadline)); });
   workers.Shutdown(answer_by);
   engine.Shutdown(answer_by);
+  background_engine.Shutdown(answer_by);
   reader.Shutdown(answer_by);
   admin_workers.Shutdown(answer_by);
   stopper.join();

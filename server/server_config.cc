@@ -26,7 +26,11 @@ ABSL_FLAG(std::string, mysql_read_url, "",
 ABSL_FLAG(int, db_read_pool_size, 8,
           "most sessions this process opens to --mysql_read_url (when it is set)");
 ABSL_FLAG(std::string, worker_id, "", "this replica's name in logs; default: the host name");
-ABSL_FLAG(int, db_pool_size, 16, "most database sessions this process opens");
+ABSL_FLAG(int, db_pool_size, 16,
+          "most database sessions this process opens to serve calls (projections, wall reads)");
+ABSL_FLAG(int, db_background_pool_size, 4,
+          "most database sessions this process opens for admin calls and background work (the "
+          "catch-up scan, verifies, rebuilds): apart from --db_pool_size's");
 ABSL_FLAG(absl::Duration, db_acquire_timeout, absl::Seconds(2),
           "how long a call waits for a free database session before UNAVAILABLE");
 ABSL_FLAG(absl::Duration, db_connect_timeout, absl::Seconds(3), "database connect timeout");
@@ -292,6 +296,15 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
                                               config.read_pool->max_size, ")"));
   }
 
+  // The background pool serves the admin threads (each a session; a rebuild two, one for its
+  // lock) and the scan (one at a time).
+  config.background_pool = config.pool;
+  config.background_pool.max_size = absl::GetFlag(FLAGS_db_background_pool_size);
+  if (absl::Status s = Positive("db_background_pool_size", config.background_pool.max_size);
+      !s.ok()) {
+    return s;
+  }
+
   worker::CatchUpOptions& catch_up = config.catch_up;
   catch_up.interval = absl::GetFlag(FLAGS_catchup_interval);
   catch_up.min_age = absl::GetFlag(FLAGS_catchup_min_age);
@@ -318,6 +331,15 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     catch_up.app_codes.push_back(*std::move(normalized));
   }
   config.enable_admin = absl::GetFlag(FLAGS_enable_admin);
+  const int background_sessions = (config.enable_admin ? kAdminThreads + 1 : 0) +
+                                  (catch_up.interval > absl::ZeroDuration() ? 1 : 0);
+  if (config.background_pool.max_size < background_sessions) {
+    return Invalid("db_background_pool_size",
+                   absl::StrCat("must be at least ", background_sessions, ", got ",
+                                config.background_pool.max_size,
+                                ": one session per admin thread, one more for a rebuild's lock, "
+                                "one for the catch-up scan"));
+  }
   config.enable_reflection = absl::GetFlag(FLAGS_enable_reflection);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   if (!config.metrics_listen.empty()) {
@@ -368,12 +390,14 @@ absl::string_view TransportName(const ServerConfig& config) {
 
 std::string Describe(const ServerConfig& config) {
   return absl::StrFormat(
-      "listen=%s db=%s pool=%d reads=%s workers=%d queue=%d worker_id=%s max_retries=%d "
+      "listen=%s db=%s pool=%d background_pool=%d reads=%s workers=%d queue=%d worker_id=%s "
+      "max_retries=%d "
       "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
       "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s "
       "keepalive=%s/%s max_connection_age=%s+%s transport=%s health_listen=%s "
       "access_policy=%s payload_source=%s",
       config.listen, config.pool.endpoint.Describe(), config.pool.max_size,
+      config.background_pool.max_size,
       config.read_pool.has_value() ? absl::StrCat(config.read_pool->endpoint.Describe(),
                                                   " pool=", config.read_pool->max_size)
                                    : "(db)",

@@ -16,6 +16,9 @@
 
 namespace giftwall {
 
+// Threads that run admin calls: a verify or a rebuild never takes a worker from the relay.
+inline constexpr int kAdminThreads = 2;
+
 struct ServerConfig {
   std::string listen;
   // How --listen is served: TLS (tls set), or plaintext when asked for; neither only for
@@ -29,8 +32,11 @@ struct ServerConfig {
   // Who may call what; empty: every caller may call everything.
   std::string access_policy_file;
   absl::Duration access_policy_refresh;
-  // The database: every write, and reads unless read_pool is set.
+  // The database, for serving: the relay's projections, and reads unless read_pool is set.
   storage::PoolOptions pool;
+  // The same database for the admin calls and background work (the catch-up scan, verifies,
+  // rebuilds, their locks): sessions apart, so that these never take the relay's.
+  storage::PoolOptions background_pool;
   // Where wall reads go (GetGiftWall, ListGiftWallSenders): a replica. The primary serves
   // everything else, readiness included.
   std::optional<storage::PoolOptions> read_pool;

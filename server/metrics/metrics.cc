@@ -109,7 +109,11 @@ class ComponentCollector : public prometheus::Collectable {
   std::vector<MetricFamily> Collect() const override {
     std::vector<MetricFamily> out;
     CollectPools(&out);
-    if (sources_.engine != nullptr) CollectEngine(sources_.engine->Stats(), &out);
+    if (sources_.engine != nullptr) {
+      projection::EngineStats stats = sources_.engine->Stats();
+      if (sources_.background_engine != nullptr) stats.Add(sources_.background_engine->Stats());
+      CollectEngine(stats, &out);
+    }
     if (sources_.reader != nullptr) {
       const reads::WallReaderStats stats = sources_.reader->Stats();
       MetricFamily reads = CounterFamily("giftwall_wall_reads_total",
@@ -122,6 +126,9 @@ class ComponentCollector : public prometheus::Collectable {
         GaugeFamily("giftwall_queue_depth", "Calls waiting for a lane or a worker thread");
     if (sources_.engine != nullptr) {
       AddGauge(&queues, {{"queue", "projection"}}, sources_.engine->queued());
+    }
+    if (sources_.background_engine != nullptr) {
+      AddGauge(&queues, {{"queue", "background_projection"}}, sources_.background_engine->queued());
     }
     if (sources_.reader != nullptr) {
       AddGauge(&queues, {{"queue", "wall_read"}}, sources_.reader->queued());
@@ -148,8 +155,9 @@ class ComponentCollector : public prometheus::Collectable {
   void CollectPools(std::vector<MetricFamily>* out) const {
     MetricFamily sessions =
         GaugeFamily("giftwall_db_pool_sessions", "Database sessions of the pool, by state");
-    MetricFamily max = GaugeFamily("giftwall_db_pool_max_sessions",
-                                   "The pool's size (--db_pool_size, --db_read_pool_size)");
+    MetricFamily max = GaugeFamily(
+        "giftwall_db_pool_max_sessions",
+        "The pool's size (--db_pool_size, --db_read_pool_size, --db_background_pool_size)");
     MetricFamily acquired =
         CounterFamily("giftwall_db_pool_acquired_total", "Sessions handed out by the pool");
     MetricFamily wait = CounterFamily("giftwall_db_pool_wait_seconds_total",
@@ -158,7 +166,9 @@ class ComponentCollector : public prometheus::Collectable {
         CounterFamily("giftwall_db_pool_exhausted_total",
                       "Waits for a session that ended without one (UNAVAILABLE)");
     const std::pair<const char*, const storage::ConnectionPool*> pools[] = {
-        {"primary", sources_.pool}, {"read", sources_.read_pool}};
+        {"primary", sources_.pool},
+        {"read", sources_.read_pool},
+        {"background", sources_.background_pool}};
     for (const auto& [name, pool] : pools) {
       if (pool == nullptr) continue;
       const storage::PoolStats stats = pool->Stats();

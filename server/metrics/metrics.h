@@ -31,9 +31,11 @@ namespace giftwall::metrics {
 // What the metrics read when scraped. Every pointer must outlive the Metrics; null ones are left
 // out.
 struct Sources {
-  const storage::ConnectionPool* pool = nullptr;       // pool="primary"
-  const storage::ConnectionPool* read_pool = nullptr;  // pool="read": --mysql_read_url's
-  const projection::ProjectionEngine* engine = nullptr;
+  const storage::ConnectionPool* pool = nullptr;             // pool="primary"
+  const storage::ConnectionPool* read_pool = nullptr;        // pool="read": --mysql_read_url's
+  const storage::ConnectionPool* background_pool = nullptr;  // pool="background"
+  const projection::ProjectionEngine* engine = nullptr;      // the relay's
+  const projection::ProjectionEngine* background_engine = nullptr;  // the scan's and requeues'
   const reads::WallReader* reader = nullptr;
   const transport::WorkerPool* workers = nullptr;
   const transport::WorkerPool* admin_workers = nullptr;

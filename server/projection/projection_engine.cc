@@ -56,6 +56,15 @@ std::vector<UnitResult> ProjectionEngine::ProjectUnits(std::vector<ProjectionUni
   return results;
 }
 
+void EngineStats::Add(const EngineStats& other) {
+  groups += other.groups;
+  units += other.units;
+  events += other.events;
+  largest_group_events = std::max(largest_group_events, other.largest_group_events);
+  for (size_t i = 0; i < group_sizes.size(); ++i) group_sizes[i] += other.group_sizes[i];
+  for (const auto& [key, count] : other.outcomes) outcomes[key] += count;
+}
+
 EngineStats ProjectionEngine::Stats() const {
   absl::MutexLock lock(&mu_);
   return stats_;

@@ -64,6 +64,10 @@ struct EngineStats {
   // Events answered, by who asked for them and what became of them: a ProjectionOutcome's name,
   // or "not_projected" for the events of a unit answered with an error (retry later).
   std::map<std::pair<domain::ProjectedBy, std::string>, int64_t> outcomes;
+
+  // Adds another engine's figures to these (the serving and the background engine report as
+  // one projection).
+  void Add(const EngineStats& other);
 };
 
 class ProjectionEngine final : public UnitProjector {

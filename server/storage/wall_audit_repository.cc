@@ -226,14 +226,15 @@ absl::StatusOr<VerifyReport> WallAuditRepository::Verify(absl::string_view app_c
                                                          const std::function<bool()>& cancelled,
                                                          size_t max_samples) {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
-  // One snapshot for the whole report: a projection committing meanwhile is not half seen.
-  absl::StatusOr<Transaction> tx =
-      Transaction::Begin(*conn, Transaction::Isolation::kConsistentSnapshot);
-  if (!tx.ok()) return tx.status();
   VerifyReport report;
   int64_t after = user_id > 0 ? user_id - 1 : 0;
   for (;;) {
     if (cancelled && cancelled()) return absl::CancelledError("the verify was cancelled");
+    // A snapshot per chunk of users: each user is compared within one (a projection committing
+    // meanwhile is not half seen), and no snapshot lasts a whole app, which on a large one would
+    // hold InnoDB's purge back for as long.
+    ASSIGN_OR_RETURN(const Transaction chunk,
+                     Transaction::Begin(*conn, Transaction::Isolation::kConsistentSnapshot));
     int64_t hi = user_id;
     if (user_id <= 0) {
       absl::StatusOr<int64_t> end = NextChunkEnd(*conn, app_code, after);
