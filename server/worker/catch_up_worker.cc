@@ -50,6 +50,7 @@ void CatchUpWorker::ReportInvalidAppCodes(const std::vector<std::string>& codes)
   invalid_reported_ = absl::Now();
   sink_->ReportInvalidAppCodeEvents(events);
 }
+
 void CatchUpWorker::Start() {
   CHECK(!thread_.joinable()) << "catch-up worker started twice";
   thread_ = std::thread([this] {
