@@ -170,10 +170,9 @@ int Serve(const ServerConfig& config) {
   }
   transport::GiftWallService gift_wall(engine, reader, wall, workers, *access,
                                        config.payload_from_outbox ? &outbox : nullptr);
-  // Admin calls (a verify may read a whole app) get threads of their own: they never take a
-  // worker from the relay.
-  transport::WorkerPool admin_workers(2, 16);
-  transport::AdminService admin(ledger, outbox, recovery, audit, rebuilds, admin_workers, *access);
+  transport::WorkerPool admin_workers(kAdminThreads, 16);
+  transport::AdminService admin(ledger, background_outbox, recovery, audit, rebuilds, admin_workers,
+                                *access);
   storage::ScanLocks scan_locks(config.pool.endpoint, config.pool.session);
   worker::CatchUpWorker catch_up(recovery, ledger, background_outbox, &scan_locks, config.catch_up);
 
@@ -264,11 +263,12 @@ int Serve(const ServerConfig& config) {
   const absl::Time deadline = absl::Now() + config.shutdown_grace;
   const absl::Time answer_by = deadline - std::min(absl::Seconds(1), config.shutdown_grace / 4);
   std::thread stopper([&] { server->Shutdown(absl::ToChronoTime(deadline)); });
+  // Each queue before the one it feeds: a worker's call may still project.
   workers.Shutdown(answer_by);
   engine.Shutdown(answer_by);
-  background_engine.Shutdown(answer_by);
   reader.Shutdown(answer_by);
   admin_workers.Shutdown(answer_by);
+  background_engine.Shutdown(answer_by);
   stopper.join();
   server->Wait();
   // Liveness answered until the end.

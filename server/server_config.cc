@@ -28,7 +28,7 @@ ABSL_FLAG(int, db_read_pool_size, 8,
 ABSL_FLAG(std::string, worker_id, "", "this replica's name in logs; default: the host name");
 ABSL_FLAG(int, db_pool_size, 16,
           "most database sessions this process opens to serve calls (projections, wall reads)");
-ABSL_FLAG(int, db_background_pool_size, 4,
+ABSL_FLAG(int, db_background_pool_size, 6,
           "most database sessions this process opens for admin calls and background work (the "
           "catch-up scan, verifies, rebuilds): apart from --db_pool_size's");
 ABSL_FLAG(absl::Duration, db_acquire_timeout, absl::Seconds(2),
@@ -331,14 +331,17 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     catch_up.app_codes.push_back(*std::move(normalized));
   }
   config.enable_admin = absl::GetFlag(FLAGS_enable_admin);
-  const int background_sessions = (config.enable_admin ? kAdminThreads + 1 : 0) +
-                                  (catch_up.interval > absl::ZeroDuration() ? 1 : 0);
+  // What the background pool serves at once: each admin thread, a rebuild (its own thread) and
+  // its lock, the scan's reads, and the lane that projects for the scan and for requeues.
+  const bool scan = catch_up.interval > absl::ZeroDuration();
+  const int background_sessions = (config.enable_admin ? kAdminThreads + 2 : 0) + (scan ? 1 : 0) +
+                                  (config.enable_admin || scan ? 1 : 0);
   if (config.background_pool.max_size < background_sessions) {
     return Invalid("db_background_pool_size",
                    absl::StrCat("must be at least ", background_sessions, ", got ",
                                 config.background_pool.max_size,
-                                ": one session per admin thread, one more for a rebuild's lock, "
-                                "one for the catch-up scan"));
+                                ": a session per admin thread, two for a rebuild and its lock, "
+                                "one for the scan's reads, one for the lane that projects"));
   }
   config.enable_reflection = absl::GetFlag(FLAGS_enable_reflection);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);

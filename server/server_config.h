@@ -16,7 +16,8 @@
 
 namespace giftwall {
 
-// Threads that run admin calls: a verify or a rebuild never takes a worker from the relay.
+// Threads that run admin calls (a verify may read a whole app): they never take a worker from
+// the relay.
 inline constexpr int kAdminThreads = 2;
 
 struct ServerConfig {

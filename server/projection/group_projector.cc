@@ -64,7 +64,7 @@ int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
 // What the callers of a group that failed are told. What the database may get over is to be
 // retried: UNAVAILABLE and ABORTED as they are, and a statement stopped at its time limit as
 // UNAVAILABLE. Anything else (INTERNAL: a bug, a schema that does not match) keeps its code, so
-// that it does not pass for something a retry fixes; storage has logged its statement.
+// that it does not pass for something a retry fixes; storage has logged it with its statement.
 absl::Status ForCaller(const absl::Status& cause) {
   switch (cause.code()) {
     case absl::StatusCode::kUnavailable:
@@ -80,7 +80,6 @@ absl::Status ForCaller(const absl::Status& cause) {
       return retry;
     }
     default:
-      LOG(ERROR) << "projection failed, not for a reason a retry fixes: " << cause;
       return Annotate(cause, "projection failed");
   }
 }

@@ -64,7 +64,8 @@ class LedgerRepository {
   explicit LedgerRepository(ConnectionPool& pool) : pool_(pool) {}
 
   // The app's counts and lag. Its unprojected events are those the outbox holds under
-  // `outbox_app_codes` (the codes that normalize to app_code; empty: app_code alone).
+  // `outbox_app_codes` (the codes that normalize to app_code; empty: app_code alone); an event id
+  // written under two of them counts twice until it is projected.
   absl::StatusOr<ProjectionStatus> Status(absl::string_view app_code,
                                           const std::vector<std::string>& outbox_app_codes = {});
 

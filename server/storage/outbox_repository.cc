@@ -134,19 +134,21 @@ absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_vie
                                                       row.Str(1), row.Int(2)}};
     });
   };
-  absl::Status s = find_under(app_code);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(find_under(app_code));
   if (found.has_value()) return found;
-  // Not under the app code itself: perhaps under a code the wallet did not normalize (rare, so
-  // the codes are listed only then).
-  absl::StatusOr<OutboxAppCodes> codes = ReadAppCodes(*conn);
-  if (!codes.ok()) return codes.status();
-  auto variants = codes->by_app.find(std::string(app_code));
-  if (variants == codes->by_app.end()) return found;
-  for (const std::string& code : variants->second) {
+  // Not under the app code itself: perhaps under a code the wallet did not normalize.
+  std::vector<std::string> variants;
+  {
+    absl::MutexLock lock(&codes_mu_);
+    if (!codes_.has_value() || absl::Now() - codes_listed_at_ > kCodesTtl) {
+      ASSIGN_OR_RETURN(codes_, ReadOutboxAppCodes(*conn));
+      codes_listed_at_ = absl::Now();
+    }
+    variants = codes_->Of(std::string(app_code));
+  }
+  for (const std::string& code : variants) {
     if (code == app_code) continue;
-    s = find_under(code);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(find_under(code));
     if (found.has_value()) break;
   }
   return found;
@@ -154,12 +156,22 @@ absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_vie
 
 absl::StatusOr<OutboxAppCodes> OutboxRepository::AppCodes() {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
-  return ReadAppCodes(*conn);
+  return ReadOutboxAppCodes(*conn);
 }
 
-absl::StatusOr<OutboxAppCodes> OutboxRepository::ReadAppCodes(SqlConnection& conn) {
+absl::StatusOr<std::vector<std::string>> OutboxRepository::CodesOf(const std::string& app_code) {
+  ASSIGN_OR_RETURN(const OutboxAppCodes codes, AppCodes());
+  return codes.Of(app_code);
+}
+
+std::vector<std::string> OutboxAppCodes::Of(const std::string& app_code) const {
+  auto found = by_app.find(app_code);
+  return found == by_app.end() ? std::vector<std::string>{app_code} : found->second;
+}
+
+absl::StatusOr<OutboxAppCodes> ReadOutboxAppCodes(SqlConnection& conn) {
   OutboxAppCodes codes;
-  absl::Status s = conn.Query(kOutboxAppCodes, {}, [&](const SqlRow& row) {
+  RETURN_IF_ERROR(conn.Query(kOutboxAppCodes, {}, [&](const SqlRow& row) {
     std::string raw = row.Str(0);
     absl::StatusOr<std::string> app = domain::NormalizeAppCode(raw);
     if (app.ok()) {
@@ -167,8 +179,7 @@ absl::StatusOr<OutboxAppCodes> OutboxRepository::ReadAppCodes(SqlConnection& con
     } else {
       codes.invalid.push_back(std::move(raw));
     }
-  });
-  if (!s.ok()) return s;
+  }));
   return codes;
 }
 

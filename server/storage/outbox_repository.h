@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/domain/envelope.h"
 #include "server/domain/scan_horizon.h"
@@ -58,7 +59,14 @@ struct OutboxRow {
 struct OutboxAppCodes {
   std::map<std::string, std::vector<std::string>> by_app;
   std::vector<std::string> invalid;
+
+  // The codes the outbox holds `app_code`'s events under: itself, and any that normalizes to
+  // it; just app_code when the outbox has none of its events.
+  std::vector<std::string> Of(const std::string& app_code) const;
 };
+
+// Every code the outbox holds gift events under (a loose index scan), read on `conn`.
+absl::StatusOr<OutboxAppCodes> ReadOutboxAppCodes(SqlConnection& conn);
 
 class OutboxRepository {
  public:
@@ -77,14 +85,21 @@ class OutboxRepository {
 
   // Every code the outbox holds gift events under (a loose index scan).
   absl::StatusOr<OutboxAppCodes> AppCodes();
+  // The codes the outbox holds one app's gift events under (OutboxAppCodes::Of).
+  absl::StatusOr<std::vector<std::string>> CodesOf(const std::string& app_code);
 
   // How many gift events the outbox holds under these codes.
   absl::StatusOr<int64_t> CountGiftEvents(const std::vector<std::string>& outbox_app_codes);
 
  private:
-  static absl::StatusOr<OutboxAppCodes> ReadAppCodes(SqlConnection& conn);
-
   ConnectionPool& pool_;
+  // For Find, whose misses must not list the outbox's codes every time (with
+  // --payload_source=outbox, a relay's message may come before its row commits): a listing at
+  // most kCodesTtl old.
+  static constexpr absl::Duration kCodesTtl = absl::Seconds(10);
+  absl::Mutex codes_mu_;
+  std::optional<OutboxAppCodes> codes_ ABSL_GUARDED_BY(codes_mu_);
+  absl::Time codes_listed_at_ ABSL_GUARDED_BY(codes_mu_);
 };
 
 }  // namespace giftwall::storage

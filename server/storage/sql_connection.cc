@@ -85,7 +85,7 @@ sql::mysql::MySQL_Driver* Driver() {
   return driver;
 }
 
-void Bind(sql::PreparedStatement& stmt, std::initializer_list<SqlParam> params) {
+void Bind(sql::PreparedStatement& stmt, absl::Span<const SqlParam> params) {
   unsigned int index = 1;
   for (const SqlParam& param : params) {
     if (const int64_t* i = std::get_if<int64_t>(&param)) {
@@ -220,6 +220,7 @@ absl::Status SqlConnection::FromCurrentException(absl::string_view sql) {
     if (code == 0) {
       // The connector's own errors (no server error number) leave the session in an
       // unknown state.
+      LOG(ERROR) << "mysql connector error: " << e.what() << " in: " << sql;
       return absl::InternalError(
           absl::StrCat("mysql connector error: ", e.what(), " in: ", sql.substr(0, 80)));
     }
@@ -231,11 +232,13 @@ absl::Status SqlConnection::FromCurrentException(absl::string_view sql) {
   } catch (const std::exception& e) {
     CountError(0);
     broken_ = true;
+    LOG(ERROR) << "mysql connector error: " << e.what() << " in: " << sql;
     return absl::InternalError(
         absl::StrCat("mysql connector error: ", e.what(), " in: ", sql.substr(0, 80)));
   } catch (...) {
     CountError(0);
     broken_ = true;
+    LOG(ERROR) << "mysql connector error (not a std::exception) in: " << sql;
     return absl::InternalError(
         absl::StrCat("mysql connector error (not a std::exception) in: ", sql.substr(0, 80)));
   }
@@ -269,7 +272,7 @@ absl::StatusOr<sql::PreparedStatement*> SqlConnection::Prepare(absl::string_view
 }
 
 absl::StatusOr<int64_t> SqlConnection::Execute(absl::string_view sql,
-                                               std::initializer_list<SqlParam> params) {
+                                               absl::Span<const SqlParam> params) {
   last_used_ = absl::Now();
   absl::StatusOr<sql::PreparedStatement*> stmt = Prepare(sql);
   if (!stmt.ok()) return stmt.status();
@@ -281,7 +284,7 @@ absl::StatusOr<int64_t> SqlConnection::Execute(absl::string_view sql,
   }
 }
 
-absl::Status SqlConnection::Query(absl::string_view sql, std::initializer_list<SqlParam> params,
+absl::Status SqlConnection::Query(absl::string_view sql, absl::Span<const SqlParam> params,
                                   absl::FunctionRef<void(const SqlRow&)> on_row) {
   last_used_ = absl::Now();
   absl::StatusOr<sql::PreparedStatement*> stmt = Prepare(sql);

@@ -4,7 +4,6 @@
 #define GIFTWALL_SERVER_STORAGE_SQL_CONNECTION_H_
 
 #include <cstdint>
-#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "server/storage/mysql_url.h"
 
 namespace sql {
@@ -96,10 +96,9 @@ class SqlConnection {
 
   // Runs a prepared statement (prepared once per connection, then cached); returns the number
   // of affected rows (0/1/2 for an upsert: no CLIENT_FOUND_ROWS).
-  absl::StatusOr<int64_t> Execute(absl::string_view sql,
-                                  std::initializer_list<SqlParam> params = {});
+  absl::StatusOr<int64_t> Execute(absl::string_view sql, absl::Span<const SqlParam> params = {});
   // Runs a prepared query and calls `on_row` for every row.
-  absl::Status Query(absl::string_view sql, std::initializer_list<SqlParam> params,
+  absl::Status Query(absl::string_view sql, absl::Span<const SqlParam> params,
                      absl::FunctionRef<void(const SqlRow&)> on_row);
   // Runs a statement that cannot be prepared or needs no parameters (transaction control, DDL).
   absl::Status ExecuteDirect(absl::string_view sql);

@@ -11,6 +11,7 @@
 #include "server/domain/envelope.h"
 #include "server/storage/contention.h"
 #include "server/storage/db_clock.h"
+#include "server/storage/outbox_repository.h"
 
 namespace giftwall::storage {
 namespace {
@@ -30,12 +31,13 @@ SELECT DISTINCT user_id FROM user_gift_wall WHERE app_code = ? AND user_id > ?
 ORDER BY user_id
 LIMIT ?)sql";
 
-// The done events of the users in (?, ?], with their outbox rows (the source of truth).
+// The done events of the users in (?, ?], with their outbox rows (the source of truth) under one
+// of the codes the outbox holds the app's events under.
 constexpr absl::string_view kDoneEvents = R"sql(
 SELECT pe.target_user_id, pe.event_id, wo.event_id IS NOT NULL, COALESCE(wo.event_type, ''),
        COALESCE(wo.payload, ''), COALESCE(wo.created_at_ms, 0)
 FROM wallet_projection_events pe FORCE INDEX (idx_projection_events_user)
-LEFT JOIN wallet_outbox wo ON wo.app_code = pe.app_code AND wo.event_id = pe.event_id
+LEFT JOIN wallet_outbox wo ON wo.app_code = ? AND wo.event_id = pe.event_id
 WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
   AND pe.target_user_id > ? AND pe.target_user_id <= ? AND pe.status = 'done')sql";
 
@@ -49,7 +51,7 @@ constexpr absl::string_view kOneDoneEvent = R"sql(
 SELECT pe.target_user_id, pe.event_id, wo.event_id IS NOT NULL, COALESCE(wo.event_type, ''),
        COALESCE(wo.payload, ''), COALESCE(wo.created_at_ms, 0)
 FROM wallet_projection_events pe
-LEFT JOIN wallet_outbox wo ON wo.app_code = pe.app_code AND wo.event_id = pe.event_id
+LEFT JOIN wallet_outbox wo ON wo.app_code = ? AND wo.event_id = pe.event_id
 WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ? AND pe.event_id = ?
   AND pe.status = 'done')sql";
 
@@ -138,29 +140,51 @@ absl::Status ReadWallRows(SqlConnection& conn, absl::string_view app_code, int64
       });
 }
 
-// Adds one row of kDoneEvents (or kOneDoneEvent) to its user's state.
-void AddDoneEvent(const SqlRow& row, std::map<int64_t, UserState>* users) {
-  const int64_t user = row.Int(0);
-  UserState& state = (*users)[user];
-  const std::string event_id = row.Str(1);
-  if (!state.unverifiable.empty()) return;
-  if (row.Int(2) == 0) {
-    state.unverifiable = absl::StrCat("the outbox row of done event ", event_id, " is gone");
-    return;
-  }
-  absl::StatusOr<domain::GiftPayload> gift = domain::ParseGiftPayload(row.Str(4));
-  if (!domain::IsGiftEvent(row.Str(3)) || !gift.ok() || gift->target_user_id != user) {
-    state.unverifiable =
-        absl::StrCat("the outbox row of done event ", event_id, " no longer folds into it");
-    return;
-  }
-  state.events[event_id] = domain::FoldEvent{event_id, row.Int(5), *std::move(gift)};
-}
+// A row of kDoneEvents or kOneDoneEvent.
+struct DoneEvent {
+  int64_t user = 0;
+  std::string event_id;
+  bool in_outbox = false;
+  std::string event_type;
+  std::string payload;
+  int64_t created_at_ms = 0;
+};
 
-absl::Status ReadDoneEvents(SqlConnection& conn, absl::string_view app_code, int64_t lo, int64_t hi,
+// Reads `query` (kDoneEvents or kOneDoneEvent: the outbox code its first parameter, `params` the
+// rest) under each of `outbox_codes`, and adds every done event to its user's state: with its
+// outbox row under whichever code holds it, or as the reason the user cannot be verified.
+absl::Status ReadDoneEvents(SqlConnection& conn, absl::string_view query,
+                            const std::vector<std::string>& outbox_codes,
+                            absl::Span<const SqlParam> params, absl::string_view app_code,
                             std::map<int64_t, UserState>* users) {
-  return conn.Query(kDoneEvents, {app_code, lo, hi},
-                    [&](const SqlRow& row) { AddDoneEvent(row, users); });
+  std::map<std::string, DoneEvent> events;  // by event id
+  for (const std::string& code : outbox_codes) {
+    std::vector<SqlParam> all = {code};
+    all.insert(all.end(), params.begin(), params.end());
+    RETURN_IF_ERROR(conn.Query(query, all, [&](const SqlRow& row) {
+      DoneEvent& e = events[row.Str(1)];
+      if (e.in_outbox) return;  // found under an earlier code
+      e = DoneEvent{row.Int(0), row.Str(1), row.Int(2) != 0, row.Str(3), row.Str(4), row.Int(5)};
+    }));
+  }
+  for (auto& [id, e] : events) {
+    UserState& state = (*users)[e.user];
+    if (!state.unverifiable.empty()) continue;
+    if (!e.in_outbox) {
+      state.unverifiable = absl::StrCat("the outbox row of done event ", id, " is gone");
+      continue;
+    }
+    // The same rules as every path that projects: envelope, then payload.
+    absl::StatusOr<domain::GiftPayload> gift = domain::ParseGiftEvent(
+        domain::GiftEvent{std::string(app_code), id, std::move(e.payload), e.created_at_ms});
+    if (!domain::IsGiftEvent(e.event_type) || !gift.ok() || gift->target_user_id != e.user) {
+      state.unverifiable =
+          absl::StrCat("the outbox row of done event ", id, " no longer folds into it");
+      continue;
+    }
+    state.events[id] = domain::FoldEvent{id, e.created_at_ms, *std::move(gift)};
+  }
+  return absl::OkStatus();
 }
 
 // The fold of a user's events, or why it cannot be computed. A user with wall rows but no done
@@ -226,6 +250,8 @@ absl::StatusOr<VerifyReport> WallAuditRepository::Verify(absl::string_view app_c
                                                          const std::function<bool()>& cancelled,
                                                          size_t max_samples) {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(const OutboxAppCodes codes, ReadOutboxAppCodes(*conn));
+  const std::vector<std::string> outbox_codes = codes.Of(std::string(app_code));
   VerifyReport report;
   int64_t after = user_id > 0 ? user_id - 1 : 0;
   for (;;) {
@@ -247,7 +273,8 @@ absl::StatusOr<VerifyReport> WallAuditRepository::Verify(absl::string_view app_c
         !s.ok()) {
       return s;
     }
-    if (absl::Status s = ReadDoneEvents(*conn, app_code, after, hi, &users); !s.ok()) return s;
+    RETURN_IF_ERROR(
+        ReadDoneEvents(*conn, kDoneEvents, outbox_codes, {app_code, after, hi}, app_code, &users));
     for (auto& [user, state] : users) {
       if (user <= 0) continue;  // dead events whose payload named no user
       ++report.users_checked;
@@ -325,9 +352,13 @@ absl::StatusOr<bool> WallAuditRepository::RebuildUser(absl::string_view app_code
   // history does not hold up live projection while it is read: under the locks, only the events
   // done since are fetched.
   std::map<int64_t, UserState> before;
+  std::vector<std::string> outbox_codes;
   {
     ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
-    RETURN_IF_ERROR(ReadDoneEvents(*conn, app_code, user_id - 1, user_id, &before));
+    ASSIGN_OR_RETURN(const OutboxAppCodes codes, ReadOutboxAppCodes(*conn));
+    outbox_codes = codes.Of(std::string(app_code));
+    RETURN_IF_ERROR(ReadDoneEvents(*conn, kDoneEvents, outbox_codes,
+                                   {app_code, user_id - 1, user_id}, app_code, &before));
   }
   return RunWithContentionRetries<bool>(
       pool_, retry_, [&](SqlConnection& conn) -> absl::StatusOr<bool> {
@@ -356,9 +387,8 @@ absl::StatusOr<bool> WallAuditRepository::RebuildUser(absl::string_view app_code
         }
         for (const std::string& id : done) {
           if (state.events.count(id) > 0 || !state.unverifiable.empty()) continue;
-          s = conn.Query(kOneDoneEvent, {app_code, id},
-                         [&](const SqlRow& row) { AddDoneEvent(row, &users); });
-          if (!s.ok()) return s;
+          RETURN_IF_ERROR(
+              ReadDoneEvents(conn, kOneDoneEvent, outbox_codes, {app_code, id}, app_code, &users));
         }
         absl::StatusOr<domain::UserWall> expected = Expected(state);
         if (!expected.ok()) return false;

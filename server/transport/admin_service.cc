@@ -196,14 +196,6 @@ grpc::Status AdminService::Admit(const grpc::ServerContextBase& context, absl::s
   return status;
 }
 
-absl::StatusOr<std::vector<std::string>> AdminService::OutboxCodesOf(const std::string& app_code) {
-  absl::StatusOr<storage::OutboxAppCodes> codes = outbox_.AppCodes();
-  if (!codes.ok()) return codes.status();
-  auto found = codes->by_app.find(app_code);
-  if (found == codes->by_app.end()) return std::vector<std::string>{app_code};
-  return found->second;
-}
-
 grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
     grpc::CallbackServerContext* context, const v1::GetProjectionStatusRequest* request,
     v1::GetProjectionStatusResponse* response) {
@@ -213,7 +205,7 @@ grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
     return FinishNow(context, s);
   }
   return Offload(context, workers_, audit.Wrap([this, app_code = audit.app_code, response] {
-    absl::StatusOr<std::vector<std::string>> outbox_codes = OutboxCodesOf(app_code);
+    absl::StatusOr<std::vector<std::string>> outbox_codes = outbox_.CodesOf(app_code);
     if (!outbox_codes.ok()) return ToGrpcStatus(outbox_codes.status());
     absl::StatusOr<storage::ProjectionStatus> status = ledger_.Status(app_code, *outbox_codes);
     if (!status.ok()) return ToGrpcStatus(status.status());
@@ -406,7 +398,8 @@ grpc::ServerUnaryReactor* AdminService::RunCatchUp(grpc::CallbackServerContext* 
   }
   return Offload(context, workers_,
                  audit.Wrap([this, app_code = audit.app_code, limit = request->limit(), response] {
-                   absl::StatusOr<std::vector<std::string>> outbox_codes = OutboxCodesOf(app_code);
+                   absl::StatusOr<std::vector<std::string>> outbox_codes =
+                       outbox_.CodesOf(app_code);
                    if (!outbox_codes.ok()) return ToGrpcStatus(outbox_codes.status());
                    for (const std::string& outbox_code : *outbox_codes) {
                      // On demand: the whole outbox, and no minimum age.

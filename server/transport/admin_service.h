@@ -59,10 +59,6 @@ class AdminService final : public giftwall::v1::ProjectionAdminService::Callback
   grpc::Status Admit(const grpc::ServerContextBase& context, absl::string_view method,
                      const std::string& app_code, AuditEntry* audit) const;
 
-  // The codes the outbox holds the app's gift events under: app_code itself, and any code that
-  // normalizes to it ("APP3X").
-  absl::StatusOr<std::vector<std::string>> OutboxCodesOf(const std::string& app_code);
-
   storage::LedgerRepository& ledger_;
   storage::OutboxRepository& outbox_;
   projection::Recovery& recovery_;

@@ -1,7 +1,5 @@
 #include "server/worker/catch_up_worker.h"
 
-#include <algorithm>
-
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_join.h"
 #include "glog/logging.h"
@@ -79,11 +77,13 @@ CatchUpRound CatchUpWorker::RunRound() {
     return round;
   }
   ReportInvalidAppCodes(codes->invalid);
-  for (const auto& [app, outbox_codes] : codes->by_app) {
+  std::vector<std::string> apps = options_.app_codes;
+  if (apps.empty()) {
+    for (const auto& [app, outbox_codes] : codes->by_app) apps.push_back(app);
+  }
+  for (const std::string& app : apps) {
     if (stop_.HasBeenNotified()) break;
-    const std::vector<std::string>& only = options_.app_codes;
-    if (!only.empty() && std::find(only.begin(), only.end(), app) == only.end()) continue;
-    ScanApp(app, outbox_codes, round);
+    ScanApp(app, codes->Of(app), round);
   }
   return round;
 }

@@ -16,22 +16,27 @@ absl::StatusOr<int> Value(bool ok) {
   return 7;
 }
 
-absl::Status Twice(bool ok, int* out) {
-  RETURN_IF_ERROR(ok ? absl::OkStatus() : Fails(absl::StatusCode::kAborted));
-  ASSIGN_OR_RETURN(const int v, Value(ok));
-  ASSIGN_OR_RETURN(*out, Value(ok));
+// Fails at the step named by `fail_at` (0: none).
+absl::Status Steps(int fail_at, int* out) {
+  RETURN_IF_ERROR(fail_at == 1 ? Fails(absl::StatusCode::kAborted) : absl::OkStatus());
+  ASSIGN_OR_RETURN(const int v, Value(fail_at != 2));
+  ASSIGN_OR_RETURN(*out, Value(fail_at != 3));
   *out += v;
   return absl::OkStatus();
 }
 
 TEST(StatusMacros, PassTheStatusUpUnchangedOrGoOn) {
   int out = 0;
-  EXPECT_TRUE(Twice(true, &out).ok());
+  EXPECT_TRUE(Steps(0, &out).ok());
   EXPECT_EQ(out, 14);
-  const absl::Status failed = Twice(false, &out);
-  EXPECT_EQ(failed.code(), absl::StatusCode::kAborted);
-  EXPECT_EQ(failed.message(), "mysql error 1213: deadlock");
-  EXPECT_TRUE(failed.GetPayload("giftwall.storage/mysql-errno").has_value());
+  for (int fail_at : {1, 2, 3}) {
+    out = 0;
+    const absl::Status failed = Steps(fail_at, &out);
+    EXPECT_EQ(failed.code(), absl::StatusCode::kAborted) << fail_at;
+    EXPECT_EQ(failed.message(), "mysql error 1213: deadlock") << fail_at;
+    EXPECT_TRUE(failed.GetPayload("giftwall.storage/mysql-errno").has_value()) << fail_at;
+    EXPECT_EQ(out, 0) << "nothing after the failed step ran";
+  }
 }
 
 TEST(StatusMacros, AnnotateKeepsTheCodeAndPayloadsAndAddsContextOnce) {

@@ -125,12 +125,13 @@ TEST(ServerConfig, InvalidConfigurationFailsAtStartWithOneClearLine) {
                        &output),
             2);
   EXPECT_THAT(output, HasSubstr("--read_lanes: must stay below --db_read_pool_size (2)"));
-  // The background pool must hold what it serves: two admin threads, a rebuild's lock, the scan.
+  // The background pool must hold what it serves: two admin threads, a rebuild and its lock, the
+  // scan's reads and the lane that projects.
   EXPECT_EQ(RunCommand({GIFTWALL_SERVER_BIN, "--mysql_url=mysql://u@h/d", "--enable_admin",
-                        "--db_background_pool_size=3"},
+                        "--db_background_pool_size=5"},
                        &output),
             2);
-  EXPECT_THAT(output, HasSubstr("--db_background_pool_size: must be at least 4, got 3"));
+  EXPECT_THAT(output, HasSubstr("--db_background_pool_size: must be at least 6, got 5"));
 }
 
 // The ConfigMap's way in: GIFTWALL_<FLAG> sets --<flag>, and a variable that names no flag (a
@@ -710,7 +711,7 @@ TEST_F(ServerE2eTest, MetricsCountCallsUnderGoGrpcPrometheusNamesAndTheProjectio
         std::string(R"(giftwall_projection_unprojected_events{app_code="metrics"} 0)"),
         std::string(R"(giftwall_db_pool_sessions{pool="primary",state="in_use"})"),
         // The scan's sessions come from a pool of their own.
-        std::string(R"(giftwall_db_pool_max_sessions{pool="background"} 4)"),
+        std::string(R"(giftwall_db_pool_max_sessions{pool="background"} 6)"),
         std::string(R"(giftwall_queue_depth{queue="background_projection"} 0)"),
         std::string(R"(giftwall_queue_depth{queue="projection"} 0)"),
         std::string("giftwall_build_info{version=")}) {

@@ -32,12 +32,12 @@ class WallAuditRepositoryTest : public ::testing::Test {
 
   // What the wallet and the relay do: write the outbox row, deliver the message.
   void Deliver(const std::string& id, int64_t user, const std::string& gift, int64_t count,
-               int64_t sender, int64_t at) {
+               int64_t sender, int64_t at, const std::string& outbox_code = "demo") {
     const std::string payload = absl::StrFormat(
         R"({"target_user_id":%d,"gift_id":"%s","gift_count":%d,"sender_user_id":%d,)"
         R"("coin_amount":%d,"gift_name":"%s %s"})",
         user, gift, count, sender, count * 10, gift, id);
-    db_.InsertOutbox("demo", id, "WalletGiftDebited", payload, at);
+    db_.InsertOutbox(outbox_code, id, "WalletGiftDebited", payload, at);
     absl::StatusOr<domain::ProjectionResult> r =
         projection_.Project(GiftEvent{"demo", id, payload, at}, ProjectedBy::kRelay);
     ASSERT_TRUE(r.ok()) << r.status();
@@ -70,6 +70,33 @@ TEST_F(WallAuditRepositoryTest, VerifyFindsNoDriftInAProjectedWall) {
   EXPECT_EQ(report.drifted, 0);
   EXPECT_TRUE(report.samples.empty());
   EXPECT_TRUE(report.unverifiable_users.empty());
+}
+
+// The wallet wrote some of demo's rows as "DEMO": verify and rebuild read them as demo's, as the
+// relay and the scan project them.
+TEST_F(WallAuditRepositoryTest, VerifyAndRebuildReadRowsUnderANonNormalizedCodeAsTheApps) {
+  DeliverSome();
+  Deliver("U1", 1, "g0", 2, 100, kT0 + 50, "DEMO");
+  Deliver("U2", 2, "g9", 1, 101, kT0 + 51, " Demo");
+  VerifyReport report = Verify();
+  EXPECT_EQ(report.drifted, 0);
+  EXPECT_TRUE(report.unverifiable_users.empty()) << report.unverifiable_users.size();
+  db_.Exec("UPDATE user_gift_wall SET gift_count = 99 WHERE user_id = 1 AND gift_id = 'g0'");
+  absl::StatusOr<bool> rebuilt = audit_.RebuildUser("demo", 1);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_TRUE(*rebuilt);
+  report = Verify();
+  EXPECT_EQ(report.drifted, 0);
+  EXPECT_TRUE(report.unverifiable_users.empty());
+}
+
+// An outbox row edited after its event was done into one no path would project (created_at_ms
+// <= 0) no longer folds: its user is unverifiable, as for any row that no longer folds.
+TEST_F(WallAuditRepositoryTest, VerifyAppliesTheEnvelopeRulesToTheOutboxRows) {
+  DeliverSome();
+  db_.Exec("UPDATE wallet_outbox SET created_at_ms = 0 WHERE event_id = 'E3'");
+  VerifyReport report = Verify();
+  EXPECT_THAT(report.unverifiable_users, ElementsAre(1));
 }
 
 TEST_F(WallAuditRepositoryTest, VerifyReportsEveryKindOfDrift) {
