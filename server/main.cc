@@ -74,6 +74,8 @@ int Ms(absl::Duration d) {
 
 // Keepalive, connection age and message size (DESIGN §6).
 void ConfigureConnections(const ServerConfig& config, grpc::ServerBuilder& builder) {
+  // A port already taken fails the start (SO_REUSEPORT would let two servers split its calls).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, Ms(config.keepalive_time));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, Ms(config.keepalive_timeout));
   // Clients (the relay) may keep their idle connection alive with pings of their own.
@@ -228,6 +230,7 @@ int Serve(const ServerConfig& config) {
   if (!config.health_listen.empty()) {
     grpc::ServerBuilder health_builder;
     health_builder.RegisterCallbackGenericService(&health_port_catch_all);
+    health_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     if (!config.enable_reflection) health_builder.SetOption(std::make_unique<WithoutReflection>());
     int health_port = 0;
     health_builder.AddListeningPort(config.health_listen, grpc::InsecureServerCredentials(),

@@ -82,7 +82,13 @@ class LocalPod {
   }
 
   async prepare() {
-    for (const { containerPort } of this.container.ports ?? []) this.ports.set(containerPort, await freePort());
+    // Distinct ports: the kernel may hand a port just closed to the next bind(0) again.
+    for (const { containerPort } of this.container.ports ?? []) {
+      let port;
+      do port = await freePort();
+      while ([...this.ports.values()].includes(port));
+      this.ports.set(containerPort, port);
+    }
     // Volumes: a directory per mount with the keys of its secret (the operator's, see
     // `secrets`) or of its rendered ConfigMap as files, owned as fsGroup makes them.
     const mounts = new Map();
@@ -222,8 +228,12 @@ for (const overlay of overlayNames()) {
         pod.start();
         const startup = startupProbe ?? livenessProbe;
         const startupBudgetMs = ((startup.initialDelaySeconds ?? 0) + startup.periodSeconds * (startup.failureThreshold ?? 3)) * 1000;
-        await waitFor("startup probe", startupBudgetMs, async () => (await pod.probe(startup)) === "SERVING" || (await pod.probe(startup)));
-        await waitFor("readiness probe", 30_000, async () => (await pod.probe(readinessProbe)) === "SERVING" || (await pod.probe(readinessProbe)));
+        const withLog = (error) => {
+          error.message += `\nthe server's log:\n${pod.stderr.slice(-4000)}`;
+          throw error;
+        };
+        await waitFor("startup probe", startupBudgetMs, async () => (await pod.probe(startup)) === "SERVING" || (await pod.probe(startup))).catch(withLog);
+        await waitFor("readiness probe", 30_000, async () => (await pod.probe(readinessProbe)) === "SERVING" || (await pod.probe(readinessProbe))).catch(withLog);
         assert.equal(await pod.probe(livenessProbe), "SERVING");
         if (asRoot) {
           const status = readFileSync(`/proc/${pod.process.pid}/status`, "utf8");
