@@ -19,12 +19,15 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "bench/grpc_code_name.h"
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/storage/mysql_url.h"
 #include "server/storage/sql_connection.h"
 
 namespace giftwall::soak {
+
+using bench::CodeName;
 
 inline constexpr char kApp[] = "soak";
 // The bad payloads' gift ids start so: a wall row that does is a bad payload counted.
@@ -123,8 +126,6 @@ class Tally {
   std::map<std::string, std::pair<int64_t, std::vector<std::string>>> problems_
       ABSL_GUARDED_BY(mu_);
 };
-
-const char* CodeName(grpc::StatusCode code);
 
 // Every event in the outbox, in the order the wallet committed them.
 class EventLog {
