@@ -170,8 +170,10 @@ int Serve(const ServerConfig& config) {
     }
     access = *std::move(from_file);
   }
+  storage::LedgerRepository serving_ledger(pool);
+  const transport::GiftWallService::OutboxSource outbox_source{outbox, serving_ledger};
   transport::GiftWallService gift_wall(engine, reader, wall, workers, *access,
-                                       config.payload_from_outbox ? &outbox : nullptr);
+                                       config.payload_from_outbox ? &outbox_source : nullptr);
   transport::WorkerPool admin_workers(kAdminThreads, 16);
   transport::AdminService admin(ledger, background_outbox, recovery, audit, rebuilds, admin_workers,
                                 *access);

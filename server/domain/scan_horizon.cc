@@ -12,13 +12,10 @@ int64_t ScanHorizon::Start(absl::Time now) {
   return horizon_ms_;
 }
 
-void ScanHorizon::Advance(int64_t resume_from_ms, bool reached_newest) {
-  int64_t start = resume_from_ms;
-  if (reached_newest) {
-    start = resume_from_ms < kBeginningOfHistory + margin_ms_ ? kBeginningOfHistory
-                                                              : resume_from_ms - margin_ms_;
-  }
-  horizon_ms_ = std::max(horizon_ms_, start);
+void ScanHorizon::Advance(int64_t resume_from_ms, int64_t newest_ms) {
+  const int64_t limit =
+      newest_ms < kBeginningOfHistory + margin_ms_ ? kBeginningOfHistory : newest_ms - margin_ms_;
+  horizon_ms_ = std::max(horizon_ms_, std::min(resume_from_ms, limit));
 }
 
 }  // namespace giftwall::domain

@@ -25,10 +25,12 @@ class ScanHorizon {
   // first pass is one), else the current horizon.
   int64_t Start(absl::Time now);
 
-  // A pass got through everything before `resume_from_ms`. When it read up to the newest events
-  // (`reached_newest`), the horizon trails that by the safety margin: an event created just
-  // before may not be committed yet. Deep in history it need not.
-  void Advance(int64_t resume_from_ms, bool reached_newest);
+  // A pass got through everything before `resume_from_ms`, looking at events created up to
+  // `newest_ms` (the database's now less the minimum age). The horizon moves there, but never
+  // past newest_ms less the safety margin, whatever the pass read or where it stopped (its
+  // candidate limit, a held event): an event created in the last margin may not be committed
+  // yet. Deep in history, a pass moves it by whole windows.
+  void Advance(int64_t resume_from_ms, int64_t newest_ms);
 
   int64_t horizon_ms() const { return horizon_ms_; }
 

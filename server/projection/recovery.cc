@@ -26,6 +26,7 @@ absl::StatusOr<CatchUpPass> Recovery::ProjectPendingGiftWallEvents(const CatchUp
   // found is left for later (a pass projects at most `limit` events, due retries included).
   pass.resume_from_ms = found->read_through_ms;
   pass.reached_newest = found->reached_newest;
+  pass.newest_ms = found->newest_ms;
   std::vector<storage::ScanCandidate>& candidates = found->list;
   if (candidates.size() > static_cast<size_t>(limit)) {
     for (size_t i = static_cast<size_t>(limit); i < candidates.size(); ++i) {

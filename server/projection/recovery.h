@@ -39,9 +39,11 @@ struct CatchUpPass {
   int dead = 0;
   // The next pass may start here: the pass has looked at every outbox event created before.
   int64_t resume_from_ms = 0;
-  // Whether the pass read the outbox up to the newest events it looks at (now - min_age). Only
-  // then does the next pass's start trail resume_from_ms by a safety margin.
+  // Whether the pass read the outbox up to the newest events it looks at, newest_ms (the
+  // database's now less min_age). The next pass's start never passes newest_ms less the scan's
+  // safety margin (domain::ScanHorizon).
   bool reached_newest = false;
+  int64_t newest_ms = 0;
 };
 
 // What a requeue did with one event.

@@ -105,6 +105,12 @@ absl::StatusOr<ProjectionStatus> LedgerRepository::Status(
   return status;
 }
 
+absl::StatusOr<LedgerSnapshot> LedgerRepository::Rows(absl::string_view app_code,
+                                                      absl::Span<const std::string> event_ids) {
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  return ProjectionStore(*conn).ReadLedger(app_code, event_ids);
+}
+
 absl::StatusOr<std::optional<EventStatus>> LedgerRepository::Event(absl::string_view app_code,
                                                                    absl::string_view event_id) {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());

@@ -9,7 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "server/storage/connection_pool.h"
+#include "server/storage/projection_store.h"
 
 namespace giftwall::storage {
 
@@ -68,6 +70,10 @@ class LedgerRepository {
   // written under two of them counts twice until it is projected.
   absl::StatusOr<ProjectionStatus> Status(absl::string_view app_code,
                                           const std::vector<std::string>& outbox_app_codes = {});
+
+  // The ledger rows of `event_ids` that exist, as committed (a plain read, no lock).
+  absl::StatusOr<LedgerSnapshot> Rows(absl::string_view app_code,
+                                      absl::Span<const std::string> event_ids);
 
   // nullopt if the event has no ledger row.
   absl::StatusOr<std::optional<EventStatus>> Event(absl::string_view app_code,

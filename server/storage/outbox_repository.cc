@@ -46,8 +46,12 @@ WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
 ORDER BY wo.created_at_ms ASC, wo.event_id ASC
 LIMIT ?)sql";
 
+// The wallet owns this table and its collation: under a case-insensitive or PAD SPACE one, the
+// index lookup also returns rows whose ids differ in case or trailing spaces ("e1 " for "E1").
+// The ids are returned too, and only a byte-identical row is taken (a BINARY comparison would
+// lose the index).
 constexpr absl::string_view kOutboxRow = R"sql(
-SELECT event_type, COALESCE(payload, ''), created_at_ms FROM wallet_outbox
+SELECT app_code, event_id, event_type, COALESCE(payload, ''), created_at_ms FROM wallet_outbox
 WHERE app_code = ? AND event_id = ?)sql";
 
 // A loose index scan of idx_wallet_outbox_event_created.
@@ -86,6 +90,7 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
   // kMaxScanWindows windows (a full sweep over millions of projected events would otherwise
   // outlast the statement time limit).
   const int64_t newest = now_ms - Ms(request.min_age);
+  found.newest_ms = newest;
   int64_t start = request.horizon_ms;
   found.read_through_ms = start;
   for (int window = 0; window < kMaxScanWindows && start <= newest; ++window) {
@@ -130,8 +135,9 @@ absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_vie
   std::optional<OutboxRow> found;
   auto find_under = [&](absl::string_view outbox_code) {
     return conn->Query(kOutboxRow, {outbox_code, event_id}, [&](const SqlRow& row) {
-      found = OutboxRow{row.Str(0), domain::GiftEvent{std::string(app_code), std::string(event_id),
-                                                      row.Str(1), row.Int(2)}};
+      if (row.Str(0) != outbox_code || row.Str(1) != event_id) return;
+      found = OutboxRow{row.Str(2), domain::GiftEvent{std::string(app_code), std::string(event_id),
+                                                      row.Str(3), row.Int(4)}};
     });
   };
   RETURN_IF_ERROR(find_under(app_code));

@@ -45,7 +45,8 @@ struct ScanCandidates {
   // Both kinds, oldest first (occurred_at_ms, then event_id): up to `limit` of each.
   std::vector<ScanCandidate> list;
   int64_t read_through_ms = 0;  // every unprojected outbox event before this is in `list`
-  bool reached_newest = false;  // the anti-join read up to now - min_age
+  bool reached_newest = false;  // the anti-join read up to newest_ms
+  int64_t newest_ms = 0;        // the newest created_at_ms looked at: the database's now - min_age
 };
 
 // An outbox row as the wallet wrote it.
@@ -79,7 +80,8 @@ class OutboxRepository {
   absl::StatusOr<ScanCandidates> FindScanCandidates(const ScanRequest& request);
 
   // The outbox row of one event of the (normalized) app code, if it is still there: under that
-  // code, or else under a code that normalizes to it.
+  // code, or else under a code that normalizes to it. Only a row whose app code and event id are
+  // byte for byte the ones looked up, whatever the collation the wallet gave its columns.
   absl::StatusOr<std::optional<OutboxRow>> Find(absl::string_view app_code,
                                                 absl::string_view event_id);
 

@@ -5,6 +5,7 @@
 #define GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "server/domain/gift_payload.h"
 #include "server/projection/projection_engine.h"
 #include "server/reads/wall_reader.h"
+#include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
@@ -31,18 +33,24 @@ inline constexpr int kMaxReceiveMessageBytes = static_cast<int>(2 * kMaxRequestB
 
 class GiftWallService final : public giftwall::v1::GiftWallService::CallbackService {
  public:
+  // What --payload_source=outbox reads: the wallet's outbox rows, and the ledger first.
+  struct OutboxSource {
+    storage::OutboxRepository& outbox;
+    storage::LedgerRepository& ledger;
+  };
+
   // Every call is checked by `access` (the relay role projects, the reader role reads) before it
-  // does anything. With `outbox_rows` (--payload_source=outbox), ProjectMessage(s) project the
-  // wallet's outbox rows, not the messages' payloads (see ReplaceWithOutboxRows).
+  // does anything. With `outbox_source` (--payload_source=outbox), ProjectMessage(s) project the
+  // wallet's outbox rows, not the messages' payloads (see ProjectOutboxRows).
   GiftWallService(projection::ProjectionEngine& projection, reads::WallReader& reader,
                   storage::WallRepository& wall, WorkerPool& workers, const AccessControl& access,
-                  storage::OutboxRepository* outbox_rows = nullptr)
+                  const OutboxSource* outbox_source = nullptr)
       : projection_(projection),
         reader_(reader),
         wall_(wall),
         workers_(workers),
         access_(access),
-        outbox_rows_(outbox_rows) {}
+        outbox_source_(outbox_source) {}
 
   grpc::ServerUnaryReactor* ProjectMessage(grpc::CallbackServerContext* context,
                                            const v1::ProjectMessageRequest* request,
@@ -59,18 +67,28 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
 
  private:
   // Projects `unit` and answers with `fill`, or the status that kept it from being projected:
-  // from the engine directly, or, with outbox_rows_, on a worker that first replaces each event
-  // with its outbox row.
+  // from the engine directly, or, with outbox_source_, on a worker (ProjectOutboxRows).
   grpc::ServerUnaryReactor* Project(
       grpc::CallbackServerContext* context, projection::ProjectionUnit unit,
       std::function<std::string(size_t)> field_of_event, std::string caller,
       std::function<void(const std::vector<domain::ProjectionResult>&)> fill);
 
-  // --payload_source=outbox: replaces each event of `unit` with the outbox row of its
-  // (app_code, event_id). UNAVAILABLE while a row is not there (redeliver; the catch-up scan
-  // projects it once it is); INVALID_ARGUMENT, logged with the caller, when a message says
-  // another gift than its row. Nothing is projected unless every event passes.
-  grpc::Status ReplaceWithOutboxRows(projection::ProjectionUnit* unit,
+  // --payload_source=outbox: the ledger answers the events it has done, dead or leased to another
+  // caller (no outbox row needed: the wallet may have pruned it); every other event is replaced
+  // with the outbox row of its (app_code, event_id) and projected. One result per event of
+  // `unit`. Nothing is projected unless every event passes.
+  absl::StatusOr<std::vector<domain::ProjectionResult>> ProjectOutboxRows(
+      projection::ProjectionUnit unit, const std::function<std::string(size_t)>& field_of_event,
+      const std::string& caller) const;
+
+  // What the ledger answers for each event of `unit` without projecting it: done, dead, leased.
+  absl::StatusOr<std::vector<std::optional<domain::ProjectionResult>>> AnswerFromLedger(
+      const projection::ProjectionUnit& unit) const;
+
+  // Replaces each event of `unit` with the outbox row of its (app_code, event_id). UNAVAILABLE
+  // while a row is not there (redeliver; the catch-up scan projects it once it is);
+  // INVALID_ARGUMENT, logged with the caller, when a message says another gift than its row.
+  absl::Status ReplaceWithOutboxRows(projection::ProjectionUnit* unit,
                                      const std::function<std::string(size_t)>& field_of_event,
                                      const std::string& caller) const;
 
@@ -86,7 +104,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   storage::WallRepository& wall_;
   WorkerPool& workers_;
   const AccessControl& access_;
-  storage::OutboxRepository* const outbox_rows_;
+  const OutboxSource* const outbox_source_;
 };
 
 }  // namespace giftwall::transport

@@ -128,7 +128,7 @@ void CatchUpWorker::ScanApp(const std::string& app, const std::vector<std::strin
       }
       projected += result->projected;
       dead += result->dead;
-      horizon.Advance(result->resume_from_ms, result->reached_newest);
+      horizon.Advance(result->resume_from_ms, result->newest_ms);
       start = horizon.horizon_ms();
       if (result->reached_newest && result->found < options_.batch) break;  // caught up
     }

@@ -455,6 +455,66 @@ TEST_F(ServerE2eTest, OutboxPayloadSourceProjectsTheRowAndRefusesForgeries) {
   EXPECT_EQ(ledger_rows(), 1);
 }
 
+// The wallet owns wallet_outbox and its collation. Under a case-insensitive, PAD SPACE one the
+// lookup of "e1" or "E1 " also returns the row of "E1": only the byte-identical row counts, so
+// one real event is projected once, however its id is spelled.
+TEST_F(ServerE2eTest, OutboxPayloadSourceTakesOnlyTheByteIdenticalRow) {
+  testing::TestDatabase db;  // its own: the wallet's table is altered
+  db.Exec(
+      "ALTER TABLE wallet_outbox MODIFY app_code VARCHAR(64) CHARACTER SET utf8mb4 "
+      "COLLATE utf8mb4_general_ci NOT NULL, MODIFY event_id VARCHAR(128) CHARACTER SET "
+      "utf8mb4 COLLATE utf8mb4_general_ci NOT NULL");
+  ServerProcess server(db.url(), {"--payload_source=outbox", "--catchup_interval=0"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  const std::string rose = R"({"target_user_id":32,"gift_id":"rose","gift_count":2})";
+  db.InsertOutbox("collation", "E1", "WalletGiftDebited", rose, 1'700'000'000'000);
+
+  v1::ProjectMessageResponse response;
+  grpc::Status status = Project(Message("collation", "E1", rose), &response, &server);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_PROJECTED);
+  for (const std::string id : {"e1", "E1 ", "e1  "}) {
+    status = Project(Message("collation", id, rose), &response, &server);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << "\"" << id << "\"";
+    EXPECT_THAT(status.error_message(), HasSubstr("has no outbox row"));
+  }
+  // The real id, redelivered, is answered from the ledger.
+  status = Project(Message("collation", "E1", rose), &response, &server);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_ALREADY_PROJECTED);
+  EXPECT_EQ(db.QueryInt("SELECT gift_count FROM user_gift_wall WHERE user_id = 32"), 2);
+  EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM wallet_projection_events"), 1);
+}
+
+// The wallet prunes old outbox rows. A redelivery of an event that is done or dead answers from
+// the ledger, never "no outbox row yet" forever.
+TEST_F(ServerE2eTest, OutboxPayloadSourceAnswersDoneAndDeadEventsFromTheLedger) {
+  ServerProcess server(db_->url(), {"--payload_source=outbox", "--catchup_interval=0"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  const std::string rose = R"({"target_user_id":33,"gift_id":"rose","gift_count":1})";
+  const std::string broken = R"({"target_user_id":33,"gift_id":"rose"})";
+  db_->InsertOutbox("pruned", "P1", "WalletGiftDebited", rose, 1'700'000'000'000);
+  db_->InsertOutbox("pruned", "P2", "WalletGiftDebited", broken, 1'700'000'000'000);
+  v1::ProjectMessageResponse response;
+  ASSERT_TRUE(Project(Message("pruned", "P1", rose), &response, &server).ok());
+  EXPECT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_PROJECTED);
+  ASSERT_TRUE(Project(Message("pruned", "P2", broken), &response, &server).ok());
+  ASSERT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_DEAD);
+  const std::string reason = response.detail();
+
+  db_->Exec("DELETE FROM wallet_outbox WHERE app_code = 'pruned'");
+  grpc::Status status = Project(Message("pruned", "P1", rose), &response, &server);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_ALREADY_PROJECTED);
+  status = Project(Message("pruned", "P2", broken), &response, &server);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_DEAD);
+  EXPECT_EQ(response.detail(), reason);
+  EXPECT_EQ(db_->QueryInt("SELECT gift_count FROM user_gift_wall WHERE app_code = 'pruned' "
+                          "AND user_id = 33"),
+            1);
+}
+
 // The admin service is not reachable by accident: without --enable_admin it does not exist.
 TEST_F(ServerE2eTest, AdminServiceIsServedOnlyWhenEnabled) {
   testing::ReflectionClient reflection(server_->Channel());

@@ -115,6 +115,32 @@ TEST(CatchUpWorker, BackgroundThreadProjectsNewOutboxRowsAndStopsCleanly) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
 }
 
+// DESIGN's horizon rule: the horizon never passes the database's now - min_age - margin, even
+// after passes cut short by their candidate limit. An event committed late, behind everything the
+// passes projected (a wallet clock skew, a long transaction), is found by the next round, not by
+// the hourly full sweep.
+TEST(CatchUpWorker, Rule11_PassesCutShortByTheirLimitKeepTheSafetyMargin) {
+  testing::TestDatabase db;
+  storage::ConnectionPool pool(db.PoolOptions());
+  testing::TestProjection projection(pool);
+  const int64_t now = db.QueryInt("SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
+  for (int i = 0; i < 3; ++i) {
+    db.InsertOutbox("demo", absl::StrCat("early", i), "WalletGiftDebited",
+                    testing::GiftPayloadJson(1, "rose", 1), now - 60'000 + i * 10'000);
+  }
+  CatchUpOptions options = Fast();
+  options.batch = 1;  // every pass stops at its limit
+  options.safety_margin = absl::Minutes(5);
+  options.full_sweep_every = absl::Hours(1);
+  CatchUpWorker worker(projection.recovery, projection.ledger, projection.outbox, nullptr, options);
+  EXPECT_EQ(worker.RunRound().projected, 3);
+  // Committed now, created before every event the round projected, within the margin.
+  db.InsertOutbox("demo", "late", "WalletGiftDebited", testing::GiftPayloadJson(1, "rose", 1),
+                  now - 70'000);
+  EXPECT_EQ(worker.RunRound().projected, 1);
+  EXPECT_EQ(db.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall"), 4);
+}
+
 // Several processes may scan at once: the ledger keeps every event to one effect.
 TEST(CatchUpWorker, ConcurrentScannersCountEachEventOnce) {
   testing::TestDatabase db;
