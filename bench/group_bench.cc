@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
       for (const auto& [key, delta] : *deltas) {
         senders[key] = giftwall::domain::DescribeSenderMerge(delta, merged->at(key));
       }
-      Check(store.MergeWalls(kApp, *deltas, senders), "merge walls");
+      Check(store.MergeWalls(kApp, *deltas, senders).status(), "merge walls");
       lap(3);
       Check(db.ExecuteDirect("COMMIT"), "commit");
       lap(4);

@@ -14,6 +14,8 @@
 //   hot        ProjectMessage of new events all to one wall (--hot_user): --hot_gifts gifts,
 //              --hot_senders senders, so every call contends on the same few rows.
 //   wall       GetGiftWall of random users 1..--users (walls that project and batch fill).
+//   capwall    GetGiftWall of one wall at the cap (--cap_gifts gifts, filled first), in every
+//              order: a bounded wall must stay cheap to read.
 //   senders    ListGiftWallSenders of the hot user's gifts (filled by hot).
 #include <sys/resource.h>
 #include <unistd.h>
@@ -62,6 +64,8 @@ ABSL_FLAG(int, redeliver_ids, 200, "distinct events each stream redelivers in re
 ABSL_FLAG(int64_t, hot_user, 1'000'000, "the one wall of hot mode, and of senders mode");
 ABSL_FLAG(int, hot_gifts, 5, "gift ids of hot mode");
 ABSL_FLAG(int, hot_senders, 1000, "sender ids of hot mode");
+ABSL_FLAG(int64_t, cap_user, 2'000'000, "the one wall of capwall mode");
+ABSL_FLAG(int, cap_gifts, 1000, "distinct gifts capwall mode fills its wall with (the cap)");
 ABSL_FLAG(std::string, app_code, "bench", "app code of the events and walls");
 ABSL_FLAG(std::string, run_id, "", "prefix of event ids (default: mode, streams and start time)");
 ABSL_FLAG(absl::Duration, deadline, absl::Seconds(30), "deadline of each call");
@@ -497,6 +501,49 @@ int RunWall() {
   return Measure(rpc);
 }
 
+// A wall at the cap (--cap_gifts distinct gifts, filled before the clock starts; events with
+// fixed ids, so a second run adds nothing), read a page at a time by every stream, each stream
+// in one of the four orders.
+int RunCapWall() {
+  const int64_t user = absl::GetFlag(FLAGS_cap_user);
+  const int gifts = absl::GetFlag(FLAGS_cap_gifts);
+  auto filler = GiftWallService::NewStub(NewChannel(0));
+  for (int first = 0; first < gifts; first += 500) {
+    giftwall::v1::ProjectMessagesRequest request;
+    for (int g = first; g < std::min(gifts, first + 500); ++g) {
+      FillGiftEvent(absl::StrCat("capwall-", user, "-", g), user, absl::StrCat("cap-gift-", g),
+                    300'000 + g, static_cast<uint64_t>(g), request.add_messages());
+    }
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_deadline)));
+    giftwall::v1::ProjectMessagesResponse response;
+    grpc::Status status = filler->ProjectMessages(&context, request, &response);
+    if (!status.ok()) {
+      std::fprintf(stderr, "capwall: filling the wall failed: %s\n",
+                   status.error_message().c_str());
+      return 1;
+    }
+  }
+  Rpc<GiftWallService, giftwall::v1::GetGiftWallRequest, giftwall::v1::GetGiftWallResponse> rpc;
+  rpc.fill = [user](int stream, int64_t, giftwall::v1::GetGiftWallRequest* request) {
+    request->set_app_code(absl::GetFlag(FLAGS_app_code));
+    request->set_user_id(user);
+    request->set_sort(static_cast<giftwall::v1::GiftWallSort>(1 + stream % 4));
+  };
+  rpc.sync = [](auto& stub, auto* context, const auto& request, auto* response) {
+    return stub.GetGiftWall(context, request, response);
+  };
+  rpc.callback = [](auto& stub, auto* context, const auto* request, auto* response, auto done) {
+    stub.async()->GetGiftWall(context, request, response, std::move(done));
+  };
+  // "short" says the wall is not at the cap (a smaller --max_wall_gifts, or a failed fill).
+  rpc.count = [gifts](const giftwall::v1::GetGiftWallResponse& response, Tally& tally) {
+    ++tally.events;
+    ++tally.outcomes[response.summary().distinct_gifts() == gifts ? "at_cap" : "short"];
+  };
+  return Measure(rpc);
+}
+
 int RunSenders() {
   Rpc<GiftWallService, giftwall::v1::ListGiftWallSendersRequest,
       giftwall::v1::ListGiftWallSendersResponse>
@@ -527,7 +574,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)()> modes = {
       {"health", RunHealth},       {"project", RunProject}, {"batch", RunBatch},
       {"redeliver", RunRedeliver}, {"hot", RunHot},         {"wall", RunWall},
-      {"senders", RunSenders}};
+      {"senders", RunSenders},     {"capwall", RunCapWall}};
   const std::string mode = absl::GetFlag(FLAGS_mode);
   const std::string client = absl::GetFlag(FLAGS_client);
   auto run = modes.find(mode);

@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 # Mode order in the table and the plot: the references first, then writes, then reads.
-MODES = ["raw", "health", "project", "batch", "hot", "redeliver", "wall", "senders"]
+MODES = ["raw", "health", "project", "batch", "hot", "redeliver", "wall", "senders", "capwall"]
 # What a mode's OK replies should all say; anything else goes to the notes column.
 EXPECTED_OUTCOMES = {
     "health": {"SERVING"},
@@ -32,6 +32,7 @@ EXPECTED_OUTCOMES = {
     "redeliver": {"PROJECTION_OUTCOME_ALREADY_PROJECTED"},
     "wall": {"items"},
     "senders": {"senders"},
+    "capwall": {"at_cap"},
 }
 RSS_GOAL_MIB = 150.0
 BEGIN_MARK = "<!-- bench:begin (scripts/bench rewrites everything up to bench:end) -->"
@@ -187,6 +188,8 @@ class Table:
         self.goal_streams = goal_streams
         self.by_key = {(r["mode"], r["streams"]): r for r in rows if r["phase"] == "main"}
         self.rss_rows = [r for r in rows if r["phase"] == "rss"]
+        # A wall at the cap read by many streams, and small walls read beside it at once.
+        self.cap_rows = [r for r in rows if r["phase"] == "cap"]
         self.goals = []  # (goal text, met) at goal_streams, for the summary line
 
     def rate(self, mode, streams, key="event_rate"):
@@ -259,7 +262,8 @@ class Table:
         if row["mode"] == "raw":
             cpu = cpu.replace("/0.00/", "/-/")
         hwm = num(row, "server_hwm_mib")
-        return [row["mode"] + (" (RSS run)" if row["phase"] == "rss" else ""),
+        label = {"rss": " (RSS run)", "cap": " (beside capwall)" if row["mode"] == "wall" else ""}
+        return [row["mode"] + label.get(row["phase"], ""),
                 str(row["streams"]), fmt_rate(num(row, "rate")),
                 fmt_rate(num(row, "event_rate")), fmt_ms(num(row, "p50_ms")),
                 fmt_ms(num(row, "p99_ms")), row.get("failures", "-"), self.ratio(row), cpu,
@@ -278,6 +282,12 @@ class Table:
             self.goals.append((f"server RSS <= {RSS_GOAL_MIB:.0f} MiB at {row['streams']} streams",
                                ok))
             out.append(self.cells(row, f"RSS <= {RSS_GOAL_MIB:.0f} MiB: {verdict(ok)}"))
+        for row in self.cap_rows:
+            p99 = num(row, "p99_ms")
+            ok = p99 is not None and p99 <= 10.0
+            what = ("a wall at the cap" if row["mode"] == "capwall" else "small walls beside it")
+            self.goals.append((f"{what}: p99 <= 10 ms at {row['streams']} streams", ok))
+            out.append(self.cells(row, f"p99 <= 10 ms: {verdict(ok)}"))
         return out
 
     def header(self):
@@ -313,12 +323,14 @@ def plot(table, streams, png, subtitle):
         "project": 'lw 2 lc rgb "#1f77b4"', "batch": 'lw 2 lc rgb "#2ca02c"',
         "hot": 'lw 2 lc rgb "#d62728"', "redeliver": 'lw 2 lc rgb "#9467bd"',
         "wall": 'lw 2 lc rgb "#ff7f0e"', "senders": 'lw 2 lc rgb "#8c564b"',
+        "capwall": 'lw 2 lc rgb "#17becf"',
     }
     titles = {
         "raw": "raw: sysbench oltp_insert (tx/s)", "health": "health: Health/Check",
         "project": "project: ProjectMessage", "batch": "batch: ProjectMessages x100 (events/s)",
         "hot": "hot: one wall", "redeliver": "redeliver: duplicates",
         "wall": "wall: GetGiftWall", "senders": "senders: ListGiftWallSenders",
+        "capwall": "capwall: a wall at the cap",
     }
     with tempfile.TemporaryDirectory() as tmp:
         plots, values = [], []
@@ -391,6 +403,7 @@ binary log) and `giftwall-server` on it with its default flags (plus any given),
 | redeliver | `ProjectMessage` of events already projected: each stream first projects its 200 events (in batches, not measured), then cycles through them | raw and project |
 | wall | `GetGiftWall` of a random user of the 1,000 whose walls project and batch filled (up to 20 gifts each), default page size | health |
 | senders | `ListGiftWallSenders` of one of the hot wall's 5 gifts (up to 1,000 senders each, filled by hot), default page size | health |
+| capwall | `GetGiftWall` of one wall at the cap (1,000 gifts, filled first, not measured), each stream in one of the four orders, default page size: run once, at 32 streams, while 16 streams of `wall` read small walls beside it | p99 <= 10 ms, both |
 
 Each mode runs at each stream count, mode by mode in the order of the table; then `project` once
 more at 256 streams for the server's memory. A stream is a closed loop on a channel (an HTTP/2

@@ -147,12 +147,13 @@ int Serve(const ServerConfig& config) {
   storage::ConnectionPool background_pool(config.background_pool);
   storage::WallRepository wall(read_pool != nullptr ? *read_pool : pool);
   storage::OutboxRepository outbox(pool);
-  projection::GroupProjector projector(pool, config.retry);
+  projection::GroupProjector projector(pool, config.retry, config.max_wall_gifts);
   projection::ProjectionEngine engine(projector, config.engine);
   storage::LedgerRepository ledger(background_pool);
   storage::OutboxRepository background_outbox(background_pool);
-  storage::WallAuditRepository audit(background_pool, config.retry);
-  projection::GroupProjector background_projector(background_pool, config.retry);
+  storage::WallAuditRepository audit(background_pool, config.retry, config.max_wall_gifts);
+  projection::GroupProjector background_projector(background_pool, config.retry,
+                                                  config.max_wall_gifts);
   projection::EngineOptions background_engine_options = config.engine;
   background_engine_options.lanes = 1;
   projection::ProjectionEngine background_engine(background_projector, background_engine_options);

@@ -43,6 +43,8 @@ ABSL_FLAG(int, workers, 16, "threads that run database work for calls");
 ABSL_FLAG(int, queue_capacity, 2000,
           "calls that may wait for a worker; beyond this, calls answer RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_retries, 10, "failures after which an event goes dead");
+ABSL_FLAG(int64_t, max_wall_gifts, giftwall::domain::kDefaultMaxWallGifts,
+          "distinct gifts one wall holds at most; an event of a gift new to a full wall goes dead");
 ABSL_FLAG(bool, group_commit, true,
           "gather concurrent ProjectMessage/ProjectMessages calls into one transaction; false: "
           "one transaction per call");
@@ -262,6 +264,7 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
   if (config.worker_id.empty()) config.worker_id = HostName();
   if (config.worker_id.size() > 128) return Invalid("worker_id", "at most 128 bytes");
   config.retry.max_retries = absl::GetFlag(FLAGS_max_retries);
+  config.max_wall_gifts = absl::GetFlag(FLAGS_max_wall_gifts);
   config.worker_threads = absl::GetFlag(FLAGS_workers);
   config.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
   config.engine.group_commit = absl::GetFlag(FLAGS_group_commit);
@@ -273,6 +276,7 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
   config.drain_delay = absl::GetFlag(FLAGS_drain_delay);
   config.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   for (absl::Status s : {Positive("max_retries", config.retry.max_retries),
+                         Positive("max_wall_gifts", config.max_wall_gifts),
                          Positive("workers", config.worker_threads),
                          Positive("group_max_events", config.engine.max_group_events),
                          Positive("projection_lanes", config.engine.lanes),
@@ -394,7 +398,7 @@ absl::string_view TransportName(const ServerConfig& config) {
 std::string Describe(const ServerConfig& config) {
   return absl::StrFormat(
       "listen=%s db=%s pool=%d background_pool=%d reads=%s workers=%d queue=%d worker_id=%s "
-      "max_retries=%d "
+      "max_retries=%d max_wall_gifts=%d "
       "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
       "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s "
       "keepalive=%s/%s max_connection_age=%s+%s transport=%s health_listen=%s "
@@ -405,8 +409,8 @@ std::string Describe(const ServerConfig& config) {
                                                   " pool=", config.read_pool->max_size)
                                    : "(db)",
       config.worker_threads, config.queue_capacity, config.worker_id, config.retry.max_retries,
-      config.engine.group_commit ? "on" : "off", config.engine.max_group_events,
-      config.engine.lanes, config.reads.lanes,
+      config.max_wall_gifts, config.engine.group_commit ? "on" : "off",
+      config.engine.max_group_events, config.engine.lanes, config.reads.lanes,
       absl::FormatDuration(config.pool.session.lock_wait_timeout),
       absl::FormatDuration(config.pool.session.statement_timeout),
       absl::FormatDuration(config.catch_up.interval),

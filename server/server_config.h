@@ -2,12 +2,14 @@
 #ifndef GIFTWALL_SERVER_SERVER_CONFIG_H_
 #define GIFTWALL_SERVER_SERVER_CONFIG_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/domain/backoff.h"
+#include "server/domain/wall_cap.h"
 #include "server/projection/projection_engine.h"
 #include "server/reads/wall_reader.h"
 #include "server/storage/connection_pool.h"
@@ -44,6 +46,7 @@ struct ServerConfig {
   // This replica's name in logs.
   std::string worker_id;
   domain::RetryPolicy retry;
+  int64_t max_wall_gifts = domain::kDefaultMaxWallGifts;  // DESIGN §2.14
   // Group commit of projections.
   projection::EngineOptions engine;
   // GetGiftWall's coalesced reads.

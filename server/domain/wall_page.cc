@@ -38,27 +38,6 @@ int64_t SortValue(const WallItem& item, WallSort sort) {
   return item.gift_count;
 }
 
-WallPage PageWall(std::vector<WallItem> wall, WallSort sort, const std::optional<WallCursor>& after,
-                  int limit) {
-  if (after.has_value()) {
-    WallItem cursor;
-    cursor.gift_id = after->gift_id;
-    cursor.gift_count = cursor.total_coins = cursor.last_received_at_ms =
-        cursor.first_received_at_ms = after->sort_value;
-    wall.erase(std::remove_if(wall.begin(), wall.end(),
-                              [&](const WallItem& item) { return !Before(cursor, item, sort); }),
-               wall.end());
-  }
-  WallPage page;
-  const size_t take = std::min(wall.size(), static_cast<size_t>(std::max(limit, 0)));
-  std::partial_sort(wall.begin(), wall.begin() + static_cast<std::ptrdiff_t>(take), wall.end(),
-                    [sort](const WallItem& a, const WallItem& b) { return Before(a, b, sort); });
-  page.has_more = wall.size() > take;
-  wall.resize(take);
-  page.items = std::move(wall);
-  return page;
-}
-
 WallSummary SummarizeWall(const std::vector<WallItem>& wall) {
   WallSummary summary;
   summary.distinct_gifts = static_cast<int64_t>(wall.size());
@@ -68,6 +47,51 @@ WallSummary SummarizeWall(const std::vector<WallItem>& wall) {
     summary.last_received_at_ms = std::max(summary.last_received_at_ms, item.last_received_at_ms);
   }
   return summary;
+}
+
+namespace {
+
+std::vector<uint32_t> Order(const std::vector<WallItem>& items, WallSort sort) {
+  std::vector<uint32_t> order(items.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return Before(items[a], items[b], sort); });
+  return order;
+}
+
+}  // namespace
+
+WallSnapshot SnapshotWall(std::vector<WallItem> wall, const std::vector<WallSort>& sorts) {
+  WallSnapshot snapshot;
+  snapshot.summary = SummarizeWall(wall);
+  snapshot.items = std::move(wall);
+  for (WallSort sort : sorts) {
+    std::vector<uint32_t>& order = snapshot.orders[static_cast<size_t>(sort)];
+    if (order.size() != snapshot.items.size()) order = Order(snapshot.items, sort);
+  }
+  return snapshot;
+}
+
+WallPage PageWall(const WallSnapshot& wall, WallSort sort, const std::optional<WallCursor>& after,
+                  int limit) {
+  std::vector<uint32_t> sorted_here;  // only if the snapshot was not taken for `sort`
+  const std::vector<uint32_t>* order = &wall.orders[static_cast<size_t>(sort)];
+  if (order->size() != wall.items.size()) order = &(sorted_here = Order(wall.items, sort));
+  auto begin = order->begin();
+  if (after.has_value()) {
+    WallItem cursor;
+    cursor.gift_id = after->gift_id;
+    cursor.gift_count = cursor.total_coins = cursor.last_received_at_ms =
+        cursor.first_received_at_ms = after->sort_value;
+    begin = std::partition_point(order->begin(), order->end(),
+                                 [&](uint32_t i) { return !Before(cursor, wall.items[i], sort); });
+  }
+  WallPage page;
+  const auto take = std::min<std::ptrdiff_t>(order->end() - begin, std::max(limit, 0));
+  page.items.reserve(static_cast<size_t>(take));
+  for (auto it = begin; it != begin + take; ++it) page.items.push_back(wall.items[*it]);
+  page.has_more = begin + take != order->end();
+  return page;
 }
 
 }  // namespace giftwall::domain

@@ -1,10 +1,12 @@
 // What a reader sees of a wall: its gifts in one of four orders, a page at a time, and the summary
-// of the whole wall. A wall is bounded by the gift catalogue (hundreds of rows), so a page is cut
-// from the whole wall, read in one statement: the page and the summary come from one snapshot,
-// and the wall needs no index per order.
+// of the whole wall. A wall is bounded by the cap (DESIGN §2.14, 1,000 gifts by default), so a
+// page is cut from the whole wall, read in one statement: the page and the summary come from one
+// snapshot, and the wall needs no index per order. A wall read for many readers at once is
+// summarized and sorted once (WallSnapshot); each reader then copies only its page.
 #ifndef GIFTWALL_SERVER_DOMAIN_WALL_PAGE_H_
 #define GIFTWALL_SERVER_DOMAIN_WALL_PAGE_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,11 +59,24 @@ struct WallPage {
 // The value a sort orders by, for the next page's cursor.
 int64_t SortValue(const WallItem& item, WallSort sort);
 
-// Up to `limit` gifts of `wall` in `sort` order (ties by gift_id ascending), after `after`.
-WallPage PageWall(std::vector<WallItem> wall, WallSort sort, const std::optional<WallCursor>& after,
-                  int limit);
-
 WallSummary SummarizeWall(const std::vector<WallItem>& wall);
+
+// One read of a wall, for all the readers that asked for it: its summary, and its gifts in each
+// order one of them asked for.
+struct WallSnapshot {
+  std::vector<WallItem> items;  // as read
+  WallSummary summary;
+  // Per sort (by its value), the indexes of `items` in that order; filled for the sorts asked for.
+  std::array<std::vector<uint32_t>, std::size(kAllWallSorts)> orders;
+};
+
+WallSnapshot SnapshotWall(std::vector<WallItem> wall, const std::vector<WallSort>& sorts);
+
+// Up to `limit` gifts of `wall` in `sort` order (ties by gift_id ascending), after `after`: a
+// binary search and a copy of the page, if the snapshot was taken for `sort` (else it is sorted
+// here first).
+WallPage PageWall(const WallSnapshot& wall, WallSort sort, const std::optional<WallCursor>& after,
+                  int limit);
 
 }  // namespace giftwall::domain
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "server/common/status_macros.h"
 #include "server/domain/gift_payload.h"
 #include "server/domain/ledger_policy.h"
+#include "server/domain/wall_cap.h"
 #include "server/domain/wall_fold.h"
 #include "server/storage/contention.h"
 #include "server/storage/projection_store.h"
@@ -42,6 +44,7 @@ enum class Ending {
   kRaced,          // a ledger row changed since it was read: read again
   kClaimLockWait,  // a ledger row stayed locked by another caller past the lock-wait bound
   kPermanent,      // the wall cannot absorb the fold (an overflow): no retry can fix it
+  kOverCap,        // gifts new to walls at the cap: those events are to die, the rest to retry
   kTransient,      // anything else: recorded as a failure of the claimed events (§2.7)
 };
 
@@ -123,9 +126,13 @@ struct Attempt {
 // One ProjectGroup call.
 class GroupRun {
  public:
-  GroupRun(storage::ConnectionPool& pool, const domain::RetryPolicy& retry,
+  GroupRun(storage::ConnectionPool& pool, const domain::RetryPolicy& retry, int64_t max_wall_gifts,
            std::atomic<bool>& expect_existing, absl::Span<const ProjectionUnit> units)
-      : pool_(pool), retry_(retry), expect_existing_(expect_existing), units_(units) {}
+      : pool_(pool),
+        retry_(retry),
+        max_wall_gifts_(max_wall_gifts),
+        expect_existing_(expect_existing),
+        units_(units) {}
 
   std::vector<UnitResult> Run();
 
@@ -137,6 +144,10 @@ class GroupRun {
   Attempt Try(SqlConnection& conn, const std::vector<size_t>& owners, bool claim_blind);
   // Runs the claims' transaction; returns how it ended.
   Ending Write(SqlConnection& conn, Attempt& attempt, absl::Status* cause);
+  // After the merge of `app`'s `deltas` added new rows: marks the events of the gifts that the
+  // cap refuses (domain::RefusedNewGifts) to die; returns whether there were any.
+  absl::StatusOr<bool> RefuseOverCap(ProjectionStore& store, absl::string_view app,
+                                     const domain::WallDeltas& deltas, const Attempt& attempt);
   void RecordFailures(SqlConnection& conn, const Attempt& attempt);
   void Fail(const std::vector<size_t>& owners, const absl::Status& status);
 
@@ -144,6 +155,7 @@ class GroupRun {
 
   storage::ConnectionPool& pool_;
   const domain::RetryPolicy& retry_;
+  const int64_t max_wall_gifts_;
   std::atomic<bool>& expect_existing_;
   absl::Span<const ProjectionUnit> units_;
   std::vector<Owner> owners_;
@@ -268,6 +280,8 @@ void GroupRun::Resolve(std::vector<size_t> owners) {
           continue;  // the next attempt writes it dead and projects the rest
         }
         return Split(owners);
+      case Ending::kOverCap:
+        continue;  // the next attempt writes the refused events dead and projects the rest
       case Ending::kClaimLockWait:
         if (attempt.claims.size() == 1) {
           const size_t held = attempt.claims.front().owner;
@@ -456,9 +470,20 @@ Ending GroupRun::Write(SqlConnection& conn, Attempt& attempt, absl::Status* caus
       CHECK(it != merged->end()) << "sender rows merged in this transaction are gone";
       senders.emplace(key, domain::DescribeSenderMerge(delta, it->second));
     }
-    if (absl::Status s = store.MergeWalls(code, app.deltas, senders); !s.ok()) {
-      *cause = s;
-      return Classify(s, Phase::kFold);
+    absl::StatusOr<int64_t> added = store.MergeWalls(code, app.deltas, senders);
+    if (!added.ok()) {
+      *cause = added.status();
+      return Classify(*cause, Phase::kFold);
+    }
+    if (*added == 0) continue;
+    absl::StatusOr<bool> refused = RefuseOverCap(store, code, app.deltas, attempt);
+    if (!refused.ok()) {
+      *cause = refused.status();
+      return Classify(*cause, Phase::kFold);
+    }
+    if (*refused) {
+      *cause = absl::ResourceExhaustedError("gifts new to walls at the cap");
+      return Ending::kOverCap;  // rolled back as the transaction goes
     }
   }
   if (absl::Status s = tx->Commit(); !s.ok()) {
@@ -466,6 +491,49 @@ Ending GroupRun::Write(SqlConnection& conn, Attempt& attempt, absl::Status* caus
     return Classify(s, Phase::kRead);
   }
   return Ending::kCommitted;
+}
+
+absl::StatusOr<bool> GroupRun::RefuseOverCap(ProjectionStore& store, absl::string_view app,
+                                             const domain::WallDeltas& deltas,
+                                             const Attempt& attempt) {
+  std::vector<int64_t> users;
+  for (const auto& [key, delta] : deltas) {
+    if (users.empty() || users.back() != key.user_id) users.push_back(key.user_id);
+  }
+  ASSIGN_OR_RETURN(const auto over, store.WallsOverCap(app, users, max_wall_gifts_));
+  if (over.empty()) return false;
+  // Rare: which of the merged rows of those walls are new. A row that existed had a gift_count
+  // of its own, so only a new one holds exactly its delta's.
+  std::vector<domain::WallKey> keys;
+  for (const auto& [key, delta] : deltas) {
+    if (over.count(key.user_id) > 0) keys.push_back(key);
+  }
+  ASSIGN_OR_RETURN(const auto counts, store.GiftCounts(app, keys));
+  std::map<int64_t, std::vector<std::string>> new_gifts;
+  for (const domain::WallKey& key : keys) {
+    auto it = counts.find(key);
+    if (it != counts.end() && it->second == deltas.at(key).gift_count) {
+      new_gifts[key.user_id].push_back(key.gift_id);
+    }
+  }
+  bool any = false;
+  for (const auto& [user, gifts] : new_gifts) {
+    const std::set<std::string> refused =
+        domain::RefusedNewGifts(over.at(user), gifts, max_wall_gifts_);
+    if (refused.empty()) continue;
+    LOG(WARNING) << "app " << app << ": the wall of user " << user << " is at its cap of "
+                 << max_wall_gifts_ << " gifts: " << refused.size() << " new gift(s) refused";
+    for (const Claim& c : attempt.claims) {
+      Owner& owner = owners_[c.owner];
+      if (!c.folds || owner.event->app_code != app || owner.target_user_id() != user ||
+          refused.count(owner.payload->gift_id) == 0) {
+        continue;
+      }
+      owner.must_die = domain::WallCapReason(user, max_wall_gifts_);
+      any = true;
+    }
+  }
+  return any;
 }
 
 void GroupRun::RecordFailures(SqlConnection& conn, const Attempt& attempt) {
@@ -507,7 +575,7 @@ void GroupRun::RecordFailures(SqlConnection& conn, const Attempt& attempt) {
 }  // namespace
 
 std::vector<UnitResult> GroupProjector::ProjectGroup(absl::Span<const ProjectionUnit> units) {
-  return GroupRun(pool_, retry_, expect_existing_, units).Run();
+  return GroupRun(pool_, retry_, max_wall_gifts_, expect_existing_, units).Run();
 }
 
 }  // namespace giftwall::projection

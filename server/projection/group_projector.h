@@ -13,6 +13,7 @@
 #define GIFTWALL_SERVER_PROJECTION_GROUP_PROJECTOR_H_
 
 #include <atomic>
+#include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -20,6 +21,7 @@
 #include "server/domain/backoff.h"
 #include "server/domain/envelope.h"
 #include "server/domain/projection.h"
+#include "server/domain/wall_cap.h"
 #include "server/projection/unit.h"
 #include "server/storage/connection_pool.h"
 
@@ -27,8 +29,10 @@ namespace giftwall::projection {
 
 class GroupProjector final : public UnitProjector {
  public:
-  GroupProjector(storage::ConnectionPool& pool, domain::RetryPolicy retry)
-      : pool_(pool), retry_(retry) {}
+  // `max_wall_gifts`: the cap on a wall's distinct gifts (DESIGN §2.14).
+  GroupProjector(storage::ConnectionPool& pool, domain::RetryPolicy retry,
+                 int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
+      : pool_(pool), retry_(retry), max_wall_gifts_(max_wall_gifts) {}
 
   // Projects `units` as one group; one result per unit, in order. Blocks on the database.
   //
@@ -36,7 +40,8 @@ class GroupProjector final : public UnitProjector {
   // wall's totals (a permanent error, §2.6) is split in halves until the event that cannot be
   // absorbed is alone, and it alone goes dead; a group with more than one claim that waits out
   // the lock-wait bound on a ledger row is projected event by event, and the held event alone
-  // answers LEASED. The parts commit separately.
+  // answers LEASED. The parts commit separately. A group that adds gifts to a wall past the
+  // cap is tried again with the events of the gifts refused written dead (§2.14).
   std::vector<UnitResult> ProjectGroup(absl::Span<const ProjectionUnit> units);
 
   // The units as one group, at once.
@@ -49,6 +54,7 @@ class GroupProjector final : public UnitProjector {
  private:
   storage::ConnectionPool& pool_;
   const domain::RetryPolicy retry_;
+  const int64_t max_wall_gifts_;
   // Whether recent groups met ledger rows that already existed (redeliveries): then groups are
   // read before they are claimed; otherwise relay groups are claimed by inserting at once.
   std::atomic<bool> expect_existing_{false};

@@ -53,14 +53,19 @@ void WallReader::RunGroup(std::vector<WallRead> group) {
       ++stats_.groups;
       stats_.reads += static_cast<int64_t>(reads.size());
     }
-    for (WallRead* read : reads) {
-      if (!walls.ok()) {
-        read->done(walls.status());
-        continue;
-      }
-      auto it = walls->find(read->user_id);
-      read->done(it == walls->end() ? std::vector<domain::WallItem>() : it->second);
+    if (!walls.ok()) {
+      for (WallRead* read : reads) read->done(walls.status());
+      continue;
     }
+    std::map<int64_t, std::vector<domain::WallSort>> sorts;
+    for (const WallRead* read : reads) sorts[read->user_id].push_back(read->sort);
+    std::map<int64_t, std::shared_ptr<const domain::WallSnapshot>> snapshots;
+    for (auto& [user, wanted] : sorts) {
+      auto it = walls->find(user);
+      snapshots[user] = std::make_shared<const domain::WallSnapshot>(domain::SnapshotWall(
+          it == walls->end() ? std::vector<domain::WallItem>() : std::move(it->second), wanted));
+    }
+    for (WallRead* read : reads) read->done(snapshots[read->user_id]);
   }
 }
 

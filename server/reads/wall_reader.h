@@ -1,11 +1,13 @@
 // GetGiftWall's reads, coalesced as the projection's writes are: concurrent readers' walls are
 // read together, one statement for many walls (each a primary-key range, all in one snapshot), so
-// that a busy read path costs the database a statement per group rather than per call.
+// that a busy read path costs the database a statement per group rather than per call. A wall
+// read for several readers is summarized and sorted once for them all.
 #ifndef GIFTWALL_SERVER_READS_WALL_READER_H_
 #define GIFTWALL_SERVER_READS_WALL_READER_H_
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,8 +34,10 @@ struct WallReaderOptions {
 struct WallRead {
   std::string app_code;  // normalized
   int64_t user_id = 0;
-  // Called exactly once: with the user's whole wall (unordered), or why it was not read.
-  std::function<void(absl::StatusOr<std::vector<domain::WallItem>>)> done;
+  domain::WallSort sort = domain::WallSort::kCountDesc;  // the order the reader pages in
+  // Called exactly once: with the user's whole wall, summarized and sorted for `sort` (shared
+  // with the other readers of the wall in the group), or why it was not read.
+  std::function<void(absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>>)> done;
   // Asked when a lane takes the read: a non-OK status (the caller gave up) answers it unread.
   std::function<absl::Status()> still_wanted;
 };

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
+#include "server/common/status_macros.h"
 #include "server/storage/db_clock.h"
 #include "server/storage/json_rows.h"
 
@@ -130,6 +131,22 @@ STRAIGHT_JOIN user_gift_wall_sender s
 // gift_icon_at_ms, gift_icon_event_id_hex, new_senders, top_sender_user_id, top_sender_count,
 // top_sender_coins, top_sender_first_sent_at_ms, top_sender_last_sent_at_ms,
 // first_sender_user_id, first_sender_at_ms, first_sender_event_id_hex]
+// The wall sizes of a group's users, for the cap (DESIGN §2.14): a primary-key range each.
+constexpr absl::string_view kWallsOverCap = R"sql(
+SELECT w.user_id, COUNT(*)
+FROM JSON_TABLE(?, '$[*]' COLUMNS (j_user BIGINT PATH '$[0]')) AS jt
+STRAIGHT_JOIN user_gift_wall w ON w.app_code = ? AND w.user_id = jt.j_user
+GROUP BY w.user_id
+HAVING COUNT(*) > ?)sql";
+
+// [[user_id, gift_id_hex], ...]
+constexpr absl::string_view kGiftCounts = R"sql(
+SELECT w.user_id, w.gift_id, w.gift_count
+FROM JSON_TABLE(?, '$[*]' COLUMNS (j_user BIGINT PATH '$[0]',
+       j_gift VARCHAR(256) CHARACTER SET ascii PATH '$[1]')) AS jt
+STRAIGHT_JOIN user_gift_wall w
+  ON w.app_code = ? AND w.user_id = jt.j_user AND w.gift_id = UNHEX(jt.j_gift))sql";
+
 constexpr absl::string_view kMergeWalls = R"sql(
 INSERT INTO user_gift_wall
   (app_code, user_id, gift_id, gift_count, total_coins, first_received_at_ms,
@@ -299,9 +316,10 @@ absl::StatusOr<MergedSenders> ProjectionStore::MergeSenders(absl::string_view ap
   return merged;
 }
 
-absl::Status ProjectionStore::MergeWalls(absl::string_view app_code, const WallDeltas& deltas,
-                                         const std::map<WallKey, domain::SenderMerge>& senders) {
-  if (deltas.empty()) return absl::OkStatus();
+absl::StatusOr<int64_t> ProjectionStore::MergeWalls(
+    absl::string_view app_code, const WallDeltas& deltas,
+    const std::map<WallKey, domain::SenderMerge>& senders) {
+  if (deltas.empty()) return 0;
   JsonRows json;
   for (const auto& [key, d] : deltas) {
     auto it = senders.find(key);
@@ -329,7 +347,31 @@ absl::Status ProjectionStore::MergeWalls(absl::string_view app_code, const WallD
         .Int(d.first_sender_at_ms)
         .Bytes(d.first_sender_event_id);
   }
-  return conn_.Execute(kMergeWalls, {app_code, json.Finish()}).status();
+  ASSIGN_OR_RETURN(const int64_t affected, conn_.Execute(kMergeWalls, {app_code, json.Finish()}));
+  // Every merge changes its row (gift_count grows): an insert counts 1, an update 2, with or
+  // without CLIENT_FOUND_ROWS.
+  return 2 * static_cast<int64_t>(deltas.size()) - affected;
+}
+
+absl::StatusOr<std::map<int64_t, int64_t>> ProjectionStore::WallsOverCap(
+    absl::string_view app_code, absl::Span<const int64_t> user_ids, int64_t cap) {
+  JsonRows json;
+  for (int64_t user : user_ids) json.Row().Int(user);
+  std::map<int64_t, int64_t> over;
+  RETURN_IF_ERROR(conn_.Query(kWallsOverCap, {json.Finish(), app_code, cap},
+                              [&](const SqlRow& row) { over[row.Int(0)] = row.Int(1); }));
+  return over;
+}
+
+absl::StatusOr<std::map<WallKey, int64_t>> ProjectionStore::GiftCounts(
+    absl::string_view app_code, absl::Span<const WallKey> keys) {
+  JsonRows json;
+  for (const WallKey& key : keys) json.Row().Int(key.user_id).Bytes(key.gift_id);
+  std::map<WallKey, int64_t> counts;
+  RETURN_IF_ERROR(conn_.Query(kGiftCounts, {json.Finish(), app_code}, [&](const SqlRow& row) {
+    counts[WallKey{row.Int(0), row.Str(1)}] = row.Int(2);
+  }));
+  return counts;
 }
 
 }  // namespace giftwall::storage

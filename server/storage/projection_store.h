@@ -72,8 +72,19 @@ class ProjectionStore {
   // Merges each delta into its wall row (inserting new ones), in key order, with what its
   // senders' merge did (`senders`, by the same keys; a key without one had no sender). This is
   // domain::MergeWallTotals in SQL. Strict mode makes an overflowing sum an error (1690).
-  absl::Status MergeWalls(absl::string_view app_code, const domain::WallDeltas& deltas,
-                          const std::map<domain::WallKey, domain::SenderMerge>& senders);
+  // Returns how many of the rows were new (gifts new to their walls).
+  absl::StatusOr<int64_t> MergeWalls(absl::string_view app_code, const domain::WallDeltas& deltas,
+                                     const std::map<domain::WallKey, domain::SenderMerge>& senders);
+
+  // The users of `user_ids` whose walls hold more than `cap` distinct gifts, with how many, as
+  // this transaction sees them (its snapshot, and its own writes).
+  absl::StatusOr<std::map<int64_t, int64_t>> WallsOverCap(absl::string_view app_code,
+                                                          absl::Span<const int64_t> user_ids,
+                                                          int64_t cap);
+
+  // The gift_count of each wall row of `keys` that exists.
+  absl::StatusOr<std::map<domain::WallKey, int64_t>> GiftCounts(
+      absl::string_view app_code, absl::Span<const domain::WallKey> keys);
 
  private:
   SqlConnection& conn_;

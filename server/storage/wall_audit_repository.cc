@@ -9,8 +9,10 @@
 #include "glog/logging.h"
 #include "server/common/status_macros.h"
 #include "server/domain/envelope.h"
+#include "server/domain/wall_cap.h"
 #include "server/storage/contention.h"
 #include "server/storage/db_clock.h"
+#include "server/storage/json_rows.h"
 #include "server/storage/outbox_repository.h"
 
 namespace giftwall::storage {
@@ -54,6 +56,19 @@ FROM wallet_projection_events pe
 LEFT JOIN wallet_outbox wo ON wo.app_code = ? AND wo.event_id = pe.event_id
 WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ? AND pe.event_id = ?
   AND pe.status = 'done')sql";
+
+// Done events whose gifts a rebuild finds beyond the wall's cap (DESIGN §2.14) go dead:
+// [[event_id_hex], ...].
+constexpr absl::string_view kKillDoneEvents = R"sql(
+UPDATE JSON_TABLE(?, '$[*]' COLUMNS (j_id VARCHAR(512) CHARACTER SET ascii PATH '$[0]')) AS jt
+STRAIGHT_JOIN wallet_projection_events pe
+  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
+SET pe.status = 'dead', pe.last_error = ?, pe.locked_by = '', pe.locked_until_ms = 0,
+    pe.next_attempt_at_ms = 0, pe.updated_at_ms = )sql" GIFTWALL_DB_NOW_MS R"sql(
+WHERE pe.status = 'done')sql";
+
+// Event ids per kKillDoneEvents statement.
+constexpr size_t kKillBatch = 1000;
 
 constexpr absl::string_view kDeleteGiftSenders =
     "DELETE FROM user_gift_wall_sender WHERE app_code = ? AND user_id = ? AND gift_id = ?";
@@ -345,6 +360,32 @@ absl::Status WriteGift(SqlConnection& conn, absl::string_view app_code, int64_t 
   return absl::OkStatus();
 }
 
+// Rebuild's share of the cap: the gifts of `expected` beyond it are taken off, and their done
+// events written dead, as live projection would have refused them.
+absl::Status KillBeyondCap(SqlConnection& conn, absl::string_view app_code, int64_t user_id,
+                           int64_t max_wall_gifts, const UserState& state,
+                           domain::UserWall* expected) {
+  const std::set<std::string> beyond = domain::GiftsBeyondCap(*expected, max_wall_gifts);
+  if (beyond.empty()) return absl::OkStatus();
+  for (const std::string& gift_id : beyond) expected->erase(gift_id);
+  std::vector<std::string> ids;
+  for (const auto& [id, event] : state.events) {
+    if (beyond.count(event.gift.gift_id) > 0) ids.push_back(id);
+  }
+  LOG(WARNING) << "rebuild of app " << app_code << " user " << user_id << ": " << beyond.size()
+               << " gift(s) beyond the cap of " << max_wall_gifts << ", their " << ids.size()
+               << " event(s) go dead";
+  const std::string reason = domain::WallCapReason(user_id, max_wall_gifts);
+  for (size_t begin = 0; begin < ids.size(); begin += kKillBatch) {
+    JsonRows json;
+    for (size_t i = begin; i < std::min(ids.size(), begin + kKillBatch); ++i) {
+      json.Row().Bytes(ids[i]);
+    }
+    RETURN_IF_ERROR(conn.Execute(kKillDoneEvents, {json.Finish(), app_code, reason}).status());
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<bool> WallAuditRepository::RebuildUser(absl::string_view app_code, int64_t user_id) {
@@ -392,6 +433,7 @@ absl::StatusOr<bool> WallAuditRepository::RebuildUser(absl::string_view app_code
         }
         absl::StatusOr<domain::UserWall> expected = Expected(state);
         if (!expected.ok()) return false;
+        RETURN_IF_ERROR(KillBeyondCap(conn, app_code, user_id, max_wall_gifts_, state, &*expected));
         // Only the gifts that differ are rewritten.
         std::set<std::string> changed;
         for (const domain::WallDifference& d : domain::DiffUserWalls(*expected, state.actual)) {

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "server/domain/backoff.h"
+#include "server/domain/wall_cap.h"
 #include "server/domain/wall_fold.h"
 #include "server/storage/connection_pool.h"
 
@@ -50,8 +51,10 @@ class RebuildLock {
 
 class WallAuditRepository {
  public:
-  WallAuditRepository(ConnectionPool& pool, domain::RetryPolicy retry)
-      : pool_(pool), retry_(retry) {}
+  // `max_wall_gifts`: rebuild keeps a wall within the cap as projection does (DESIGN §2.14).
+  WallAuditRepository(ConnectionPool& pool, domain::RetryPolicy retry,
+                      int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
+      : pool_(pool), retry_(retry), max_wall_gifts_(max_wall_gifts) {}
 
   // Compares the walls of one app (or one user, if user_id > 0) with the fold of their done
   // events, all read in one consistent snapshot. Users with done events whose outbox rows are
@@ -78,6 +81,7 @@ class WallAuditRepository {
  private:
   ConnectionPool& pool_;
   const domain::RetryPolicy retry_;
+  const int64_t max_wall_gifts_;
 };
 
 }  // namespace giftwall::storage

@@ -376,15 +376,17 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
   reads::WallRead read;
   read.app_code = app_code;
   read.user_id = user_id;
+  read.sort = *sort;
   read.still_wanted = [context] { return StillWanted(context); };
   read.done = [reactor, response, app_code, user_id, sort = *sort, after = std::move(after),
-               page_size, admission](absl::StatusOr<std::vector<domain::WallItem>> wall) {
+               page_size,
+               admission](absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>> wall) {
     if (!wall.ok()) {
       reactor->Finish(ToGrpcStatus(wall.status()));
       return;
     }
-    const domain::WallSummary summary = domain::SummarizeWall(*wall);
-    const domain::WallPage page = domain::PageWall(*std::move(wall), sort, after, page_size);
+    const domain::WallSummary& summary = (*wall)->summary;
+    const domain::WallPage page = domain::PageWall(**wall, sort, after, page_size);
     for (const domain::WallItem& item : page.items) Fill(item, response->add_items());
     if (page.has_more) {
       const domain::WallItem& last = page.items.back();

@@ -2,6 +2,7 @@
 // real MariaDB.
 #include "server/projection/group_projector.h"
 
+#include <cctype>
 #include <limits>
 #include <thread>
 
@@ -495,6 +496,50 @@ TEST_F(GroupProjectorTest, BatchOverflowGoesDeadAloneAndTheRestCommits) {
   EXPECT_EQ((*results)[2].outcome, ProjectionOutcome::kProjected);
   EXPECT_EQ(GiftCount(7, "rose"), big);
   EXPECT_EQ(GiftCount(7, "lily"), 1);
+}
+
+// A wall holds at most --max_wall_gifts distinct gifts (§2.14): a gift new to a full wall goes
+// dead with a reason naming the cap, gifts already on it always project, and a requeue once the
+// cap is raised loses nothing.
+TEST_F(GroupProjectorTest, Rule14_AGiftNewToAFullWallGoesDeadAndOneAlreadyOnItProjects) {
+  Reset(testing::FastRetry(), /*max_wall_gifts=*/3);
+  ASSERT_EQ(Project(Event("A1", GiftPayloadJson(7, "a", 1))), ProjectionOutcome::kProjected);
+  ASSERT_EQ(Project(Event("B1", GiftPayloadJson(7, "b", 1))), ProjectionOutcome::kProjected);
+  // One group: room for one new gift (the first by gift_id), and more of a gift on the wall.
+  std::vector<ProjectionUnit> units = {
+      {{Event("E1", GiftPayloadJson(7, "e", 1)), Event("D1", GiftPayloadJson(7, "d", 1))}},
+      {{Event("C1", GiftPayloadJson(7, "c", 1))}},
+      {{Event("A2", GiftPayloadJson(7, "a", 4)), Event("X1", GiftPayloadJson(8, "x", 1))}}};
+  const std::vector<UnitResult> results = projection_->projector.ProjectGroup(units);
+  ASSERT_EQ(results.size(), 3u);
+  for (const UnitResult& r : results) ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*results[0])[0].outcome, ProjectionOutcome::kDead);
+  EXPECT_THAT((*results[0])[0].detail, HasSubstr("already holds 3 distinct gifts"));
+  EXPECT_THAT((*results[0])[0].detail, HasSubstr("--max_wall_gifts"));
+  EXPECT_EQ((*results[0])[1].outcome, ProjectionOutcome::kDead);
+  EXPECT_EQ((*results[1])[0].outcome, ProjectionOutcome::kProjected);
+  EXPECT_EQ((*results[2])[0].outcome, ProjectionOutcome::kProjected);
+  EXPECT_EQ((*results[2])[1].outcome, ProjectionOutcome::kProjected) << "another wall";
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall WHERE user_id = 7"), 3);
+  EXPECT_EQ(GiftCount(7, "a"), 5);
+  EXPECT_EQ(GiftCount(7, "c"), 1);
+  EXPECT_EQ(Ledger("D1", "status"), "dead");
+  EXPECT_THAT(Ledger("D1", "last_error"), HasSubstr("raise the cap, then requeue"));
+
+  // Alone, too; and a gift on the wall still projects.
+  EXPECT_EQ(Project(Event("F1", GiftPayloadJson(7, "f", 1))), ProjectionOutcome::kDead);
+  EXPECT_EQ(Project(Event("B2", GiftPayloadJson(7, "b", 2))), ProjectionOutcome::kProjected);
+  EXPECT_EQ(GiftCount(7, "b"), 3);
+
+  // The cap raised, the dead events requeued: nothing was lost.
+  Reset(testing::FastRetry(), /*max_wall_gifts=*/10);
+  for (const std::string id : {"D1", "E1", "F1"}) {
+    const std::string gift(1, static_cast<char>(std::tolower(id[0])));
+    EXPECT_EQ(Project(Event(id, GiftPayloadJson(7, gift, 1)), ProjectedBy::kRequeue),
+              ProjectionOutcome::kProjected)
+        << id;
+  }
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall WHERE user_id = 7"), 6);
 }
 
 // The ledger cannot even be read: every event of the group answers UNAVAILABLE, none is lost to

@@ -164,11 +164,12 @@ std::map<int64_t, WallView> ReadWalls(WallRepository& repo) {
     absl::StatusOr<std::map<int64_t, std::vector<WallItem>>> walls = repo.ReadWalls("demo", {user});
     EXPECT_TRUE(walls.ok()) << walls.status();
     if (!walls.ok()) return views;
-    const std::vector<WallItem>* wall = &(*walls)[user];
+    const domain::WallSnapshot wall =
+        domain::SnapshotWall((*walls)[user], {domain::WallSort::kCountDesc});
     std::optional<WallCursor> after;
     std::vector<WallItem> items;
     for (;;) {
-      WallPage page = domain::PageWall(*wall, domain::WallSort::kCountDesc, after, 4);
+      WallPage page = domain::PageWall(wall, domain::WallSort::kCountDesc, after, 4);
       items.insert(items.end(), page.items.begin(), page.items.end());
       if (!page.has_more) break;
       after = WallCursor{page.items.back().gift_count, page.items.back().gift_id};
@@ -192,7 +193,7 @@ std::map<int64_t, WallView> ReadWalls(WallRepository& repo) {
         cursor = SenderCursor{last.sent_count, last.last_sent_at_ms, last.user_id};
       }
     }
-    const WallSummary s = domain::SummarizeWall(*wall);
+    const WallSummary& s = wall.summary;
     view.summary = absl::StrFormat("gifts=%d count=%d coins=%d last=%d", s.distinct_gifts,
                                    s.total_gift_count, s.total_coins, s.last_received_at_ms);
   }

@@ -24,8 +24,8 @@ class ProjectionTest : public ::testing::Test {
  protected:
   ProjectionTest() : pool_(db_.PoolOptions()) { Reset(testing::FastRetry()); }
 
-  void Reset(domain::RetryPolicy retry) {
-    projection_ = std::make_unique<testing::TestProjection>(pool_, retry);
+  void Reset(domain::RetryPolicy retry, int64_t max_wall_gifts = domain::kDefaultMaxWallGifts) {
+    projection_ = std::make_unique<testing::TestProjection>(pool_, retry, max_wall_gifts);
   }
 
   domain::ProjectionOutcome Project(const domain::GiftEvent& event,

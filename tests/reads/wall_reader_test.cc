@@ -38,20 +38,24 @@ TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWa
   std::unique_ptr<storage::SqlConnection> blocker = db_.Connect();
   ASSERT_TRUE(blocker->ExecuteDirect("LOCK TABLES user_gift_wall WRITE").ok());
   absl::BlockingCounter pending(41);
-  std::vector<absl::StatusOr<std::vector<domain::WallItem>>> walls(
+  std::vector<absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>>> walls(
       41, absl::UnknownError("unanswered"));
-  auto read = [&](size_t slot, const std::string& app, int64_t user) {
-    reader.Read(WallRead{app, user,
-                         [&, slot](absl::StatusOr<std::vector<domain::WallItem>> wall) {
-                           walls[slot] = std::move(wall);
-                           pending.DecrementCount();
-                         },
-                         nullptr});
+  auto read = [&](size_t slot, const std::string& app, int64_t user,
+                  domain::WallSort sort = domain::WallSort::kCountDesc) {
+    reader.Read(
+        WallRead{app, user, sort,
+                 [&, slot](absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>> wall) {
+                   walls[slot] = std::move(wall);
+                   pending.DecrementCount();
+                 },
+                 nullptr});
   };
   read(0, "demo", 1);
   absl::SleepFor(absl::Milliseconds(100));
   for (size_t i = 1; i <= 30; ++i) read(i, "demo", static_cast<int64_t>(i));
-  for (size_t i = 31; i < 40; ++i) read(i, "demo", 7);  // the same wall, asked for again
+  for (size_t i = 31; i < 40; ++i) {  // the same wall, asked for again, in other orders too
+    read(i, "demo", 7, i % 2 == 0 ? domain::WallSort::kCoinsDesc : domain::WallSort::kCountDesc);
+  }
   read(40, "other", 7);
   ASSERT_TRUE(blocker->ExecuteDirect("UNLOCK TABLES").ok());
   pending.Wait();
@@ -59,15 +63,22 @@ TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWa
   for (size_t i = 0; i <= 30; ++i) {
     ASSERT_TRUE(walls[i].ok()) << walls[i].status();
     const int64_t user = i == 0 ? 1 : static_cast<int64_t>(i);
-    EXPECT_EQ(walls[i]->size(), static_cast<size_t>(user % 4 + 1)) << "user " << user;
-    for (const domain::WallItem& item : *walls[i]) EXPECT_EQ(item.gift_count, user);
+    EXPECT_EQ((*walls[i])->items.size(), static_cast<size_t>(user % 4 + 1)) << "user " << user;
+    EXPECT_EQ((*walls[i])->summary.distinct_gifts, user % 4 + 1);
+    for (const domain::WallItem& item : (*walls[i])->items) EXPECT_EQ(item.gift_count, user);
   }
+  // One snapshot of user 7's wall for all its readers of the group, sorted once per order.
   for (size_t i = 31; i < 40; ++i) {
     ASSERT_TRUE(walls[i].ok());
-    EXPECT_EQ(walls[i]->size(), 4u);
+    EXPECT_EQ(*walls[i], *walls[7]);
   }
+  const domain::WallSnapshot& seven = **walls[7];
+  EXPECT_EQ(seven.items.size(), 4u);
+  EXPECT_EQ(seven.orders[static_cast<size_t>(domain::WallSort::kCountDesc)].size(), 4u);
+  EXPECT_EQ(seven.orders[static_cast<size_t>(domain::WallSort::kCoinsDesc)].size(), 4u);
+  EXPECT_TRUE(seven.orders[static_cast<size_t>(domain::WallSort::kLastReceivedDesc)].empty());
   ASSERT_TRUE(walls[40].ok());
-  EXPECT_TRUE(walls[40]->empty()) << "another app's user 7 has no wall";
+  EXPECT_TRUE((*walls[40])->items.empty()) << "another app's user 7 has no wall";
   const WallReaderStats stats = reader.Stats();
   EXPECT_EQ(stats.reads, 41);
   // The first read alone, then the forty that gathered: one statement per app.
@@ -78,8 +89,8 @@ TEST_F(WallReaderTest, AReadItsCallerNoLongerWantsIsAnsweredUnread) {
   WallReader reader(walls_, WallReaderOptions());
   absl::BlockingCounter pending(1);
   absl::Status answer;
-  reader.Read(WallRead{"demo", 1,
-                       [&](absl::StatusOr<std::vector<domain::WallItem>> wall) {
+  reader.Read(WallRead{"demo", 1, domain::WallSort::kCountDesc,
+                       [&](absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>> wall) {
                          answer = wall.status();
                          pending.DecrementCount();
                        },

@@ -76,17 +76,21 @@ class ProjectionStoreTest : public ::testing::Test {
     return row;
   }
 
-  // Merges a group's deltas the way the projector does: senders, then walls.
-  void MergeGroup(ProjectionStore& store, const WallDeltas& deltas) {
+  // Merges a group's deltas the way the projector does: senders, then walls. Returns how many
+  // wall rows were new.
+  int64_t MergeGroup(ProjectionStore& store, const WallDeltas& deltas) {
     absl::StatusOr<MergedSenders> merged = store.MergeSenders("demo", deltas);
-    ASSERT_TRUE(merged.ok()) << merged.status();
+    EXPECT_TRUE(merged.ok()) << merged.status();
+    if (!merged.ok()) return -1;
     std::map<WallKey, domain::SenderMerge> senders;
     for (const auto& [key, delta] : deltas) {
       if (!delta.senders.empty()) {
         senders[key] = domain::DescribeSenderMerge(delta, merged->at(key));
       }
     }
-    ASSERT_TRUE(store.MergeWalls("demo", deltas, senders).ok());
+    absl::StatusOr<int64_t> added = store.MergeWalls("demo", deltas, senders);
+    EXPECT_TRUE(added.ok()) << added.status();
+    return added.value_or(-1);
   }
 
   testing::TestDatabase db_;
@@ -198,8 +202,40 @@ TEST_F(ProjectionStoreTest, Rule6_AnOverflowingMergeIsAnOutOfRangeError) {
   big.event_id = "one";
   big.gift.gift_count = 1;
   const WallDeltas one = *domain::FoldDeltas({big});
-  const absl::Status s = store.MergeWalls("demo", one, {});
+  const absl::Status s = store.MergeWalls("demo", one, {}).status();
   EXPECT_TRUE(IsPermanentDataError(s)) << s;
+}
+
+// The cap (DESIGN §2.14) is checked only when a merge adds rows, and reads back only then.
+TEST_F(ProjectionStoreTest, Rule14_MergeWallsSaysHowManyRowsWereNewAndWallSizesAreCounted) {
+  ProjectionStore store(*conn_);
+  auto gift = [](const std::string& id, int64_t user, const std::string& gift_id) {
+    FoldEvent e;
+    e.event_id = id;
+    e.occurred_at_ms = 1000;
+    e.gift.target_user_id = user;
+    e.gift.gift_id = gift_id;
+    e.gift.gift_count = 3;
+    return e;
+  };
+  EXPECT_EQ(MergeGroup(store, *domain::FoldDeltas({gift("a", 7, "rose"), gift("b", 7, "car"),
+                                                   gift("c", 8, "rose")})),
+            3);
+  // Two rows that exist and one new: one.
+  EXPECT_EQ(MergeGroup(store, *domain::FoldDeltas({gift("d", 7, "rose"), gift("e", 7, "lion"),
+                                                   gift("f", 8, "rose")})),
+            1);
+  absl::StatusOr<std::map<int64_t, int64_t>> over = store.WallsOverCap("demo", {7, 8, 9}, 1);
+  ASSERT_TRUE(over.ok()) << over.status();
+  EXPECT_EQ(*over, (std::map<int64_t, int64_t>{{7, 3}}));
+  over = store.WallsOverCap("demo", {7, 8}, 3);
+  ASSERT_TRUE(over.ok());
+  EXPECT_TRUE(over->empty());
+  absl::StatusOr<std::map<WallKey, int64_t>> counts =
+      store.GiftCounts("demo", {WallKey{7, "rose"}, WallKey{7, "lion"}, WallKey{7, "ghost"}});
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(*counts,
+            (std::map<WallKey, int64_t>{{WallKey{7, "lion"}, 3}, {WallKey{7, "rose"}, 6}}));
 }
 
 }  // namespace

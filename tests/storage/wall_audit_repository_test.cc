@@ -72,6 +72,41 @@ TEST_F(WallAuditRepositoryTest, VerifyFindsNoDriftInAProjectedWall) {
   EXPECT_TRUE(report.unverifiable_users.empty());
 }
 
+// Rebuild keeps a wall within the cap as projection does (§2.14): a wall that holds more (from
+// before the cap, or concurrent groups) keeps its first gifts to arrive, and the events of the
+// others go dead with the cap's reason, so that verify finds no drift and a requeue after
+// raising the cap brings them back.
+TEST_F(WallAuditRepositoryTest, Rule14_RebuildKeepsAWallWithinTheCap) {
+  for (int i = 0; i < 5; ++i) {
+    Deliver(absl::StrCat("C", i), 4, absl::StrCat("g", 4 - i), 1, 100, kT0 + i);
+  }
+  Deliver("C5", 4, "g4", 2, 101, kT0 + 9);  // more of the first gift to arrive
+  WallAuditRepository capped(pool_, Retry(), /*max_wall_gifts=*/3);
+  absl::StatusOr<bool> rebuilt = capped.RebuildUser("demo", 4);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_TRUE(*rebuilt);
+  EXPECT_EQ(db_.QueryString("SELECT GROUP_CONCAT(CAST(gift_id AS CHAR) ORDER BY gift_id) "
+                            "FROM user_gift_wall WHERE user_id = 4"),
+            "g2,g3,g4");
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall WHERE user_id = 4 AND "
+                         "gift_id = 'g4'"),
+            3);
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_sender WHERE user_id = 4 AND "
+                         "gift_id IN ('g0', 'g1')"),
+            0);
+  EXPECT_EQ(db_.QueryString("SELECT GROUP_CONCAT(CAST(event_id AS CHAR) ORDER BY event_id) "
+                            "FROM wallet_projection_events WHERE status = 'dead' AND "
+                            "last_error LIKE '%--max_wall_gifts%'"),
+            "C3,C4");
+  absl::StatusOr<VerifyReport> report = capped.Verify("demo", 4);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->drifted, 0);
+  // Within the cap, a rebuild changes nothing.
+  rebuilt = capped.RebuildUser("demo", 4);
+  ASSERT_TRUE(rebuilt.ok());
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall WHERE user_id = 4"), 3);
+}
+
 // The wallet wrote some of demo's rows as "DEMO": verify and rebuild read them as demo's, as the
 // relay and the scan project them.
 TEST_F(WallAuditRepositoryTest, VerifyAndRebuildReadRowsUnderANonNormalizedCodeAsTheApps) {

@@ -20,8 +20,12 @@ inline domain::RetryPolicy FastRetry() {
 }
 
 struct TestProjection {
-  explicit TestProjection(storage::ConnectionPool& pool, domain::RetryPolicy retry = FastRetry())
-      : projector(pool, retry), outbox(pool), ledger(pool), recovery(projector, outbox, ledger) {}
+  explicit TestProjection(storage::ConnectionPool& pool, domain::RetryPolicy retry = FastRetry(),
+                          int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
+      : projector(pool, retry, max_wall_gifts),
+        outbox(pool),
+        ledger(pool),
+        recovery(projector, outbox, ledger) {}
 
   projection::GroupProjector projector;
   storage::OutboxRepository outbox;
