@@ -237,7 +237,13 @@ int Requeue(Stub& stub) {
     for (const v1::SkippedEvent& s : response.skipped()) {
       rows.push_back({s.event_id(), Cell(s.reason())});
     }
-    std::cout << "\nskipped " << response.skipped_size() << ":\n" << FormatTable(rows);
+    std::cout << "\nskipped " << response.skipped_size() + response.skipped_not_listed() << ":\n"
+              << FormatTable(rows);
+    if (response.skipped_not_listed() > 0) {
+      std::cout << "... and " << response.skipped_not_listed()
+                << " more not listed (the server lists the first " << response.skipped_size()
+                << ")\n";
+    }
   }
   return 0;
 }
@@ -342,14 +348,16 @@ int Verify(Stub& stub) {
   if (request.repair()) std::cout << ", users repaired: " << response.repaired();
   std::cout << "\n";
   if (!response.unverifiable_users().empty()) {
-    const int n = response.unverifiable_users_size();
-    std::vector<int64_t> listed(
-        response.unverifiable_users().begin(),
-        response.unverifiable_users().begin() + std::min(n, kMaxListedUsers));
+    const int64_t n = response.unverifiable_users_size() + response.unverifiable_not_listed();
+    std::vector<int64_t> listed(response.unverifiable_users().begin(),
+                                response.unverifiable_users().begin() +
+                                    std::min(response.unverifiable_users_size(), kMaxListedUsers));
     std::cout << "unverifiable users, not recomputable from the outbox and the ledger (neither "
                  "compared nor repaired): "
               << absl::StrJoin(listed, ", ");
-    if (n > kMaxListedUsers) std::cout << " ... and " << n - kMaxListedUsers << " more";
+    if (n > static_cast<int64_t>(listed.size())) {
+      std::cout << " ... and " << n - static_cast<int64_t>(listed.size()) << " more";
+    }
     std::cout << "\n";
   }
   if (!response.samples().empty()) {

@@ -159,7 +159,7 @@ int Serve(const ServerConfig& config) {
   projection::ProjectionEngine background_engine(background_projector, background_engine_options);
   projection::Recovery recovery(background_engine, background_outbox, ledger);
   reads::WallReader reader(wall, config.reads);
-  worker::RebuildRunner rebuilds(audit);
+  worker::RebuildRunner rebuilds(audit, config.max_concurrent_rebuilds);
   transport::WorkerPool workers(config.worker_threads, config.queue_capacity);
   std::unique_ptr<transport::AccessControl> access = transport::AccessControl::Open();
   if (!config.access_policy_file.empty()) {

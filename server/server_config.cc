@@ -43,6 +43,9 @@ ABSL_FLAG(int, workers, 16, "threads that run database work for calls");
 ABSL_FLAG(int, queue_capacity, 2000,
           "calls that may wait for a worker; beyond this, calls answer RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_retries, 10, "failures after which an event goes dead");
+ABSL_FLAG(int, max_concurrent_rebuilds, giftwall::worker::kDefaultMaxConcurrentRebuilds,
+          "RebuildGiftWall streams of different apps running at once in this server; past it "
+          "RESOURCE_EXHAUSTED (the background pool is sized for it)");
 ABSL_FLAG(int64_t, max_wall_gifts, giftwall::domain::kDefaultMaxWallGifts,
           "distinct gifts one wall holds at most; an event of a gift new to a full wall goes dead");
 ABSL_FLAG(bool, group_commit, true,
@@ -335,16 +338,23 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     catch_up.app_codes.push_back(*std::move(normalized));
   }
   config.enable_admin = absl::GetFlag(FLAGS_enable_admin);
-  // What the background pool serves at once: each admin thread, a rebuild (its own thread) and
-  // its lock, the scan's reads, and the lane that projects for the scan and for requeues.
+  config.max_concurrent_rebuilds = absl::GetFlag(FLAGS_max_concurrent_rebuilds);
+  if (absl::Status s = Positive("max_concurrent_rebuilds", config.max_concurrent_rebuilds);
+      !s.ok()) {
+    return s;
+  }
+  // What the background pool serves at once: each admin thread, each rebuild (its own thread)
+  // and its lock, the scan's reads, and the lane that projects for the scan and for requeues.
   const bool scan = catch_up.interval > absl::ZeroDuration();
-  const int background_sessions = (config.enable_admin ? kAdminThreads + 2 : 0) + (scan ? 1 : 0) +
-                                  (config.enable_admin || scan ? 1 : 0);
+  const int background_sessions =
+      (config.enable_admin ? kAdminThreads + 2 * config.max_concurrent_rebuilds : 0) +
+      (scan ? 1 : 0) + (config.enable_admin || scan ? 1 : 0);
   if (config.background_pool.max_size < background_sessions) {
     return Invalid("db_background_pool_size",
                    absl::StrCat("must be at least ", background_sessions, ", got ",
                                 config.background_pool.max_size,
-                                ": a session per admin thread, two for a rebuild and its lock, "
+                                ": a session per admin thread, two for each rebuild "
+                                "(--max_concurrent_rebuilds) and its lock, "
                                 "one for the scan's reads, one for the lane that projects"));
   }
   config.enable_reflection = absl::GetFlag(FLAGS_enable_reflection);
@@ -398,7 +408,7 @@ absl::string_view TransportName(const ServerConfig& config) {
 std::string Describe(const ServerConfig& config) {
   return absl::StrFormat(
       "listen=%s db=%s pool=%d background_pool=%d reads=%s workers=%d queue=%d worker_id=%s "
-      "max_retries=%d max_wall_gifts=%d "
+      "max_retries=%d max_wall_gifts=%d max_concurrent_rebuilds=%d "
       "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
       "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s "
       "keepalive=%s/%s max_connection_age=%s+%s transport=%s health_listen=%s "
@@ -409,8 +419,9 @@ std::string Describe(const ServerConfig& config) {
                                                   " pool=", config.read_pool->max_size)
                                    : "(db)",
       config.worker_threads, config.queue_capacity, config.worker_id, config.retry.max_retries,
-      config.max_wall_gifts, config.engine.group_commit ? "on" : "off",
-      config.engine.max_group_events, config.engine.lanes, config.reads.lanes,
+      config.max_wall_gifts, config.max_concurrent_rebuilds,
+      config.engine.group_commit ? "on" : "off", config.engine.max_group_events,
+      config.engine.lanes, config.reads.lanes,
       absl::FormatDuration(config.pool.session.lock_wait_timeout),
       absl::FormatDuration(config.pool.session.statement_timeout),
       absl::FormatDuration(config.catch_up.interval),

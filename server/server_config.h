@@ -15,6 +15,7 @@
 #include "server/storage/connection_pool.h"
 #include "server/transport/tls.h"
 #include "server/worker/catch_up_worker.h"
+#include "server/worker/rebuild_runner.h"
 
 namespace giftwall {
 
@@ -47,6 +48,7 @@ struct ServerConfig {
   std::string worker_id;
   domain::RetryPolicy retry;
   int64_t max_wall_gifts = domain::kDefaultMaxWallGifts;  // DESIGN §2.14
+  int max_concurrent_rebuilds = worker::kDefaultMaxConcurrentRebuilds;
   // Group commit of projections.
   projection::EngineOptions engine;
   // GetGiftWall's coalesced reads.

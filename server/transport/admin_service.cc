@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "glog/logging.h"
+#include "server/common/status_macros.h"
 #include "server/domain/app_code.h"
 #include "server/domain/page_token.h"
 #include "server/domain/projection.h"
@@ -196,271 +197,271 @@ grpc::Status AdminService::Admit(const grpc::ServerContextBase& context, absl::s
   return status;
 }
 
+grpc::ServerUnaryReactor* AdminService::Audited(grpc::CallbackServerContext* context,
+                                                absl::string_view method,
+                                                const std::string& app_code,
+                                                const Prepare& prepare) const {
+  AuditEntry audit;
+  if (grpc::Status s = Admit(*context, method, app_code, &audit); !s.ok()) {
+    return FinishNow(context, s);
+  }
+  absl::StatusOr<AdminWork> work = prepare(audit.app_code);
+  if (!work.ok()) return Refuse(context, audit, InvalidArgument("", work.status()));
+  return Offload(context, workers_, audit.Wrap(*std::move(work)));
+}
+
 grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
     grpc::CallbackServerContext* context, const v1::GetProjectionStatusRequest* request,
     v1::GetProjectionStatusResponse* response) {
-  AuditEntry audit;
-  if (grpc::Status s = Admit(*context, "GetProjectionStatus", request->app_code(), &audit);
-      !s.ok()) {
-    return FinishNow(context, s);
-  }
-  return Offload(context, workers_, audit.Wrap([this, app_code = audit.app_code, response] {
-    absl::StatusOr<std::vector<std::string>> outbox_codes = outbox_.CodesOf(app_code);
-    if (!outbox_codes.ok()) return ToGrpcStatus(outbox_codes.status());
-    absl::StatusOr<storage::ProjectionStatus> status = ledger_.Status(app_code, *outbox_codes);
-    if (!status.ok()) return ToGrpcStatus(status.status());
-    response->set_done_count(status->done);
-    response->set_failed_count(status->failed);
-    response->set_dead_count(status->dead);
-    response->set_processing_count(status->processing);
-    response->set_unprojected_count(status->unprojected);
-    response->set_oldest_unprojected_age_ms(status->oldest_unprojected_age_ms);
-    response->set_oldest_dead_age_ms(status->oldest_dead_age_ms);
-    response->set_recovered_by_scan_total(status->recovered_by_scan);
-    return grpc::Status::OK;
-  }));
+  return Audited(context, "GetProjectionStatus", request->app_code(),
+                 [this, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
+                   return [this, app_code, response] {
+                     absl::StatusOr<std::vector<std::string>> outbox_codes =
+                         outbox_.CodesOf(app_code);
+                     if (!outbox_codes.ok()) return ToGrpcStatus(outbox_codes.status());
+                     absl::StatusOr<storage::ProjectionStatus> status =
+                         ledger_.Status(app_code, *outbox_codes);
+                     if (!status.ok()) return ToGrpcStatus(status.status());
+                     response->set_done_count(status->done);
+                     response->set_failed_count(status->failed);
+                     response->set_dead_count(status->dead);
+                     response->set_processing_count(status->processing);
+                     response->set_unprojected_count(status->unprojected);
+                     response->set_oldest_unprojected_age_ms(status->oldest_unprojected_age_ms);
+                     response->set_oldest_dead_age_ms(status->oldest_dead_age_ms);
+                     response->set_recovered_by_scan_total(status->recovered_by_scan);
+                     return grpc::Status::OK;
+                   };
+                 });
 }
 
 grpc::ServerUnaryReactor* AdminService::GetEventStatus(grpc::CallbackServerContext* context,
                                                        const v1::GetEventStatusRequest* request,
                                                        v1::GetEventStatusResponse* response) {
-  AuditEntry audit;
-  if (grpc::Status s = Admit(*context, "GetEventStatus", request->app_code(), &audit); !s.ok()) {
-    return FinishNow(context, s);
-  }
-  const std::string& event_id =
-      request->raw_event_id().empty() ? request->event_id() : request->raw_event_id();
-  if (!request->raw_event_id().empty() && !request->event_id().empty()) {
-    return Refuse(context, audit,
-                  InvalidArgument("", Invalid("give event_id or raw_event_id, not both")));
-  }
-  if (absl::Status s = CheckEventId(event_id); !s.ok()) {
-    return Refuse(context, audit, InvalidArgument("", s));
-  }
-  return Offload(context, workers_,
-                 audit.Wrap([this, app_code = audit.app_code, event_id, response] {
-                   absl::StatusOr<std::optional<storage::EventStatus>> event =
-                       ledger_.Event(app_code, event_id);
-                   if (!event.ok()) return ToGrpcStatus(event.status());
-                   if (!event->has_value()) {
-                     return grpc::Status(
-                         grpc::StatusCode::NOT_FOUND,
-                         absl::StrCat("event \"", Printable(event_id), "\" of app_code ", app_code,
-                                      " has no ledger row: it was never delivered or scanned, "
-                                      "or it is not a WalletGiftDebited event"));
-                   }
-                   const storage::EventStatus& e = **event;
-                   response->set_status(e.status);
-                   response->set_retry_count(static_cast<int32_t>(e.retry_count));
-                   response->set_requeue_count(static_cast<int32_t>(e.requeue_count));
-                   response->set_projected_by(e.projected_by);
-                   response->set_locked_by(e.locked_by);
-                   response->set_locked_until_ms(e.locked_until_ms);
-                   response->set_next_attempt_at_ms(e.next_attempt_at_ms);
-                   response->set_last_error(e.last_error);
-                   response->set_processed_at_ms(e.processed_at_ms);
-                   response->set_target_user_id(e.target_user_id);
-                   response->set_created_at_ms(e.created_at_ms);
-                   response->set_updated_at_ms(e.updated_at_ms);
-                   return grpc::Status::OK;
-                 }));
+  return Audited(
+      context, "GetEventStatus", request->app_code(),
+      [this, request, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
+        if (!request->raw_event_id().empty() && !request->event_id().empty()) {
+          return Invalid("give event_id or raw_event_id, not both");
+        }
+        const std::string& event_id =
+            request->raw_event_id().empty() ? request->event_id() : request->raw_event_id();
+        RETURN_IF_ERROR(CheckEventId(event_id));
+        return [this, app_code, event_id, response] {
+          absl::StatusOr<std::optional<storage::EventStatus>> event =
+              ledger_.Event(app_code, event_id);
+          if (!event.ok()) return ToGrpcStatus(event.status());
+          if (!event->has_value()) {
+            return grpc::Status(
+                grpc::StatusCode::NOT_FOUND,
+                absl::StrCat("event \"", Printable(event_id), "\" of app_code ", app_code,
+                             " has no ledger row: it was never delivered or scanned, "
+                             "or it is not a WalletGiftDebited event"));
+          }
+          const storage::EventStatus& e = **event;
+          response->set_status(e.status);
+          response->set_retry_count(static_cast<int32_t>(e.retry_count));
+          response->set_requeue_count(static_cast<int32_t>(e.requeue_count));
+          response->set_projected_by(e.projected_by);
+          response->set_locked_by(e.locked_by);
+          response->set_locked_until_ms(e.locked_until_ms);
+          response->set_next_attempt_at_ms(e.next_attempt_at_ms);
+          response->set_last_error(e.last_error);
+          response->set_processed_at_ms(e.processed_at_ms);
+          response->set_target_user_id(e.target_user_id);
+          response->set_created_at_ms(e.created_at_ms);
+          response->set_updated_at_ms(e.updated_at_ms);
+          return grpc::Status::OK;
+        };
+      });
 }
 
 grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerContext* context,
                                                        const v1::ListDeadEventsRequest* request,
                                                        v1::ListDeadEventsResponse* response) {
-  AuditEntry audit;
-  if (grpc::Status s = Admit(*context, "ListDeadEvents", request->app_code(), &audit); !s.ok()) {
-    return FinishNow(context, s);
-  }
-  if (request->page_size() < 0) {
-    return Refuse(context, audit,
-                  InvalidArgument("", Invalid(absl::StrCat("page_size must be >= 0, got ",
-                                                           request->page_size()))));
-  }
-  if (request->error_contains().size() > domain::kMaxLastErrorBytes) {
-    return FinishNow(
-        context,
-        InvalidArgument(
-            "", Invalid(absl::StrCat("error_contains is ", request->error_contains().size(),
-                                     " bytes, at most ", domain::kMaxLastErrorBytes, " allowed"))));
-  }
-  const int page_size =
-      request->page_size() == 0 ? kDefaultPageSize : std::min(request->page_size(), kMaxPageSize);
-  std::string after;
-  if (!request->page_token().empty()) {
-    absl::StatusOr<domain::DeadEventPageToken> token = domain::DecodeDeadEventPageToken(
-        request->page_token(), audit.app_code, request->error_contains());
-    if (!token.ok()) return Refuse(context, audit, InvalidArgument("", token.status()));
-    after = std::move(token->event_id);
-  }
-  return Offload(context, workers_,
-                 audit.Wrap([this, app_code = audit.app_code, error = request->error_contains(),
-                             after = std::move(after), page_size, response] {
-                   absl::StatusOr<storage::DeadEventPage> page =
-                       ledger_.ListDead(app_code, error, after, page_size);
-                   if (!page.ok()) return ToGrpcStatus(page.status());
-                   for (const storage::DeadEvent& e : page->events) {
-                     v1::DeadEvent* out = response->add_events();
-                     SetEventId(e.event_id, out);
-                     out->set_last_error(e.last_error);
-                     out->set_retry_count(static_cast<int32_t>(e.retry_count));
-                     out->set_requeue_count(static_cast<int32_t>(e.requeue_count));
-                     out->set_target_user_id(e.target_user_id);
-                     out->set_updated_at_ms(e.updated_at_ms);
-                   }
-                   for (const storage::DeadErrorGroup& g : page->groups) {
-                     v1::DeadErrorGroup* out = response->add_groups();
-                     out->set_last_error(g.last_error);
-                     out->set_count(g.count);
-                   }
-                   if (page->has_more) {
-                     response->set_next_page_token(domain::EncodeDeadEventPageToken(
-                         {app_code, error, page->events.back().event_id}));
-                   }
-                   return grpc::Status::OK;
-                 }));
+  return Audited(
+      context, "ListDeadEvents", request->app_code(),
+      [this, request, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
+        if (request->page_size() < 0) {
+          return Invalid(absl::StrCat("page_size must be >= 0, got ", request->page_size()));
+        }
+        if (request->error_contains().size() > domain::kMaxLastErrorBytes) {
+          return Invalid(absl::StrCat("error_contains is ", request->error_contains().size(),
+                                      " bytes, at most ", domain::kMaxLastErrorBytes, " allowed"));
+        }
+        const int page_size = request->page_size() == 0
+                                  ? kDefaultPageSize
+                                  : std::min(request->page_size(), kMaxPageSize);
+        std::string after;
+        if (!request->page_token().empty()) {
+          ASSIGN_OR_RETURN(domain::DeadEventPageToken token,
+                           domain::DecodeDeadEventPageToken(request->page_token(), app_code,
+                                                            request->error_contains()));
+          after = std::move(token.event_id);
+        }
+        return [this, app_code, error = request->error_contains(), after = std::move(after),
+                page_size, response] {
+          absl::StatusOr<storage::DeadEventPage> page =
+              ledger_.ListDead(app_code, error, after, page_size);
+          if (!page.ok()) return ToGrpcStatus(page.status());
+          for (const storage::DeadEvent& e : page->events) {
+            v1::DeadEvent* out = response->add_events();
+            SetEventId(e.event_id, out);
+            out->set_last_error(e.last_error);
+            out->set_retry_count(static_cast<int32_t>(e.retry_count));
+            out->set_requeue_count(static_cast<int32_t>(e.requeue_count));
+            out->set_target_user_id(e.target_user_id);
+            out->set_updated_at_ms(e.updated_at_ms);
+          }
+          for (const storage::DeadErrorGroup& g : page->groups) {
+            v1::DeadErrorGroup* out = response->add_groups();
+            out->set_last_error(g.last_error);
+            out->set_count(g.count);
+          }
+          if (page->has_more) {
+            response->set_next_page_token(
+                domain::EncodeDeadEventPageToken({app_code, error, page->events.back().event_id}));
+          }
+          return grpc::Status::OK;
+        };
+      });
 }
 
 grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
     grpc::CallbackServerContext* context, const v1::RequeueDeadEventsRequest* request,
     v1::RequeueDeadEventsResponse* response) {
-  AuditEntry audit;
-  if (grpc::Status s = Admit(*context, "RequeueDeadEvents", request->app_code(), &audit); !s.ok()) {
-    return FinishNow(context, s);
-  }
-  const int given = request->event_ids_size() + request->raw_event_ids_size();
-  if (given == 0 && domain::TrimSpace(request->error_contains()).empty()) {
-    return Refuse(context, audit,
-                  InvalidArgument("", Invalid("give event_ids or a non-empty "
-                                              "error_contains: requeueing every "
-                                              "dead event at once is not allowed")));
-  }
-  if (given > kMaxRequeue) {
-    return Refuse(
-        context, audit,
-        InvalidArgument("", Invalid(absl::StrCat("event_ids and raw_event_ids have ", given,
-                                                 " entries, at most ", kMaxRequeue, " allowed"))));
-  }
-  std::vector<std::string> ids;
-  ids.reserve(static_cast<size_t>(given));
-  for (const auto& [field, list] : {std::pair{"event_ids", &request->event_ids()},
-                                    std::pair{"raw_event_ids", &request->raw_event_ids()}}) {
-    for (int i = 0; i < list->size(); ++i) {
-      if (domain::TrimSpace(list->Get(i)).empty()) {
-        return Refuse(context, audit,
-                      InvalidArgument("", Invalid(absl::StrCat(field, "[", i, "] is blank"))));
-      }
-      ids.push_back(list->Get(i));
-    }
-  }
-  return Offload(context, workers_,
-                 audit.Wrap([this, context, app_code = audit.app_code, ids = std::move(ids),
-                             error = request->error_contains(), dry_run = request->dry_run(),
-                             response]() mutable {
-                   if (ids.empty()) {
-                     absl::StatusOr<std::vector<std::string>> found =
-                         ledger_.DeadEventIds(app_code, error, kMaxRequeue);
-                     if (!found.ok()) return ToGrpcStatus(found.status());
-                     ids = *std::move(found);
-                   }
-                   for (const std::string& id : ids) {
-                     // Each requeue is its own transaction: a cancelled call stops between two.
-                     if (context->IsCancelled()) {
-                       return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-                     }
-                     absl::StatusOr<projection::RequeueResult> result =
-                         recovery_.RequeueDeadEvent(app_code, id, error, dry_run);
-                     if (!result.ok()) return ToGrpcStatus(result.status());
-                     if (result->matched) response->set_matched(response->matched() + 1);
-                     if (result->requeued) response->set_requeued(response->requeued() + 1);
-                     if (!result->reason.empty()) {
-                       v1::SkippedEvent* skipped = response->add_skipped();
-                       SetEventId(id, skipped);
-                       skipped->set_reason(result->reason);
-                     }
-                   }
-                   return grpc::Status::OK;
-                 }));
+  return Audited(
+      context, "RequeueDeadEvents", request->app_code(),
+      [this, context, request, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
+        const int given = request->event_ids_size() + request->raw_event_ids_size();
+        if (given == 0 && domain::TrimSpace(request->error_contains()).empty()) {
+          return Invalid(
+              "give event_ids or a non-empty error_contains: requeueing every dead event at "
+              "once is not allowed");
+        }
+        if (given > kMaxRequeue) {
+          return Invalid(absl::StrCat("event_ids and raw_event_ids have ", given,
+                                      " entries, at most ", kMaxRequeue, " allowed"));
+        }
+        std::vector<std::string> ids;
+        ids.reserve(static_cast<size_t>(given));
+        for (const auto& [field, list] : {std::pair{"event_ids", &request->event_ids()},
+                                          std::pair{"raw_event_ids", &request->raw_event_ids()}}) {
+          for (int i = 0; i < list->size(); ++i) {
+            if (domain::TrimSpace(list->Get(i)).empty()) {
+              return Invalid(absl::StrCat(field, "[", i, "] is blank"));
+            }
+            ids.push_back(list->Get(i));
+          }
+        }
+        return [this, context, app_code, ids = std::move(ids), error = request->error_contains(),
+                dry_run = request->dry_run(), response]() mutable {
+          if (ids.empty()) {
+            absl::StatusOr<std::vector<std::string>> found =
+                ledger_.DeadEventIds(app_code, error, kMaxRequeue);
+            if (!found.ok()) return ToGrpcStatus(found.status());
+            ids = *std::move(found);
+          }
+          for (const std::string& id : ids) {
+            // Each requeue is its own transaction: a cancelled call stops between two.
+            if (context->IsCancelled()) {
+              return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+            }
+            absl::StatusOr<projection::RequeueResult> result =
+                recovery_.RequeueDeadEvent(app_code, id, error, dry_run);
+            if (!result.ok()) return ToGrpcStatus(result.status());
+            if (result->matched) response->set_matched(response->matched() + 1);
+            if (result->requeued) response->set_requeued(response->requeued() + 1);
+            if (result->reason.empty()) continue;
+            if (response->skipped_size() >= kMaxSkippedListed) {
+              response->set_skipped_not_listed(response->skipped_not_listed() + 1);
+              continue;
+            }
+            v1::SkippedEvent* skipped = response->add_skipped();
+            SetEventId(id, skipped);
+            skipped->set_reason(result->reason);
+          }
+          return grpc::Status::OK;
+        };
+      });
 }
 
 grpc::ServerUnaryReactor* AdminService::RunCatchUp(grpc::CallbackServerContext* context,
                                                    const v1::RunCatchUpRequest* request,
                                                    v1::RunCatchUpResponse* response) {
-  AuditEntry audit;
-  if (grpc::Status s = Admit(*context, "RunCatchUp", request->app_code(), &audit); !s.ok()) {
-    return FinishNow(context, s);
-  }
-  if (request->limit() < 0) {
-    return FinishNow(
-        context,
-        InvalidArgument("", Invalid(absl::StrCat("limit must be >= 0, got ", request->limit()))));
-  }
-  return Offload(context, workers_,
-                 audit.Wrap([this, app_code = audit.app_code, limit = request->limit(), response] {
-                   absl::StatusOr<std::vector<std::string>> outbox_codes =
-                       outbox_.CodesOf(app_code);
-                   if (!outbox_codes.ok()) return ToGrpcStatus(outbox_codes.status());
-                   for (const std::string& outbox_code : *outbox_codes) {
-                     // On demand: the whole outbox, and no minimum age.
-                     projection::CatchUpRequest catch_up{app_code, limit};
-                     catch_up.min_age = absl::ZeroDuration();
-                     catch_up.outbox_app_code = outbox_code;
-                     absl::StatusOr<projection::CatchUpPass> pass =
-                         recovery_.ProjectPendingGiftWallEvents(catch_up);
-                     if (!pass.ok()) return ToGrpcStatus(pass.status());
-                     response->set_processed(response->processed() + pass->processed);
-                     response->set_found(response->found() + pass->found);
-                     response->set_projected(response->projected() + pass->projected);
-                     response->set_dead(response->dead() + pass->dead);
-                   }
-                   return grpc::Status::OK;
-                 }));
+  return Audited(
+      context, "RunCatchUp", request->app_code(),
+      [this, request, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
+        if (request->limit() < 0) {
+          return Invalid(absl::StrCat("limit must be >= 0, got ", request->limit()));
+        }
+        return [this, app_code, limit = request->limit(), response] {
+          absl::StatusOr<std::vector<std::string>> outbox_codes = outbox_.CodesOf(app_code);
+          if (!outbox_codes.ok()) return ToGrpcStatus(outbox_codes.status());
+          for (const std::string& outbox_code : *outbox_codes) {
+            // On demand: the whole outbox, and no minimum age.
+            projection::CatchUpRequest catch_up{app_code, limit};
+            catch_up.min_age = absl::ZeroDuration();
+            catch_up.outbox_app_code = outbox_code;
+            absl::StatusOr<projection::CatchUpPass> pass =
+                recovery_.ProjectPendingGiftWallEvents(catch_up);
+            if (!pass.ok()) return ToGrpcStatus(pass.status());
+            response->set_processed(response->processed() + pass->processed);
+            response->set_found(response->found() + pass->found);
+            response->set_projected(response->projected() + pass->projected);
+            response->set_dead(response->dead() + pass->dead);
+          }
+          return grpc::Status::OK;
+        };
+      });
 }
 
 grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerContext* context,
                                                        const v1::VerifyGiftWallRequest* request,
                                                        v1::VerifyGiftWallResponse* response) {
-  AuditEntry audit;
-  if (grpc::Status s = Admit(*context, "VerifyGiftWall", request->app_code(), &audit); !s.ok()) {
-    return FinishNow(context, s);
-  }
-  if (request->user_id() < 0) {
-    return FinishNow(
-        context,
-        InvalidArgument("", Invalid(absl::StrCat("user_id must be >= 0 (0: every user), got ",
-                                                 request->user_id()))));
-  }
-  return Offload(context, workers_,
-                 audit.Wrap([this, context, app_code = audit.app_code, user_id = request->user_id(),
-                             repair = request->repair(), response] {
-                   absl::StatusOr<storage::VerifyReport> report = audit_.Verify(
-                       app_code, user_id, [context] { return context->IsCancelled(); });
-                   if (!report.ok()) return ToGrpcStatus(report.status());
-                   response->set_users_checked(report->users_checked);
-                   response->set_rows_checked(report->rows_checked);
-                   response->set_drifted(report->drifted);
-                   for (int64_t user : report->unverifiable_users)
-                     response->add_unverifiable_users(user);
-                   for (const storage::WallDrift& d : report->samples) {
-                     v1::Drift* out = response->add_samples();
-                     out->set_user_id(d.user_id);
-                     out->set_gift_id(d.difference.gift_id);
-                     out->set_sender_user_id(d.difference.sender_user_id);
-                     out->set_field(d.difference.field);
-                     out->set_expected(d.difference.expected);
-                     out->set_actual(d.difference.actual);
-                   }
-                   if (!repair) return grpc::Status::OK;
-                   for (int64_t user : report->drifted_users) {
-                     if (context->IsCancelled())
-                       return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-                     absl::StatusOr<bool> rebuilt = audit_.RebuildUser(app_code, user);
-                     if (!rebuilt.ok()) return ToGrpcStatus(rebuilt.status());
-                     if (*rebuilt) response->set_repaired(response->repaired() + 1);
-                   }
-                   return grpc::Status::OK;
-                 }));
+  return Audited(
+      context, "VerifyGiftWall", request->app_code(),
+      [this, context, request, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
+        if (request->user_id() < 0) {
+          return Invalid(
+              absl::StrCat("user_id must be >= 0 (0: every user), got ", request->user_id()));
+        }
+        return [this, context, app_code, user_id = request->user_id(), repair = request->repair(),
+                response] {
+          absl::StatusOr<storage::VerifyReport> report =
+              audit_.Verify(app_code, user_id, [context] { return context->IsCancelled(); });
+          if (!report.ok()) return ToGrpcStatus(report.status());
+          response->set_users_checked(report->users_checked);
+          response->set_rows_checked(report->rows_checked);
+          response->set_drifted(report->drifted);
+          const size_t listed =
+              std::min(report->unverifiable_users.size(), size_t{kMaxUnverifiableListed});
+          for (size_t i = 0; i < listed; ++i) {
+            response->add_unverifiable_users(report->unverifiable_users[i]);
+          }
+          response->set_unverifiable_not_listed(
+              static_cast<int64_t>(report->unverifiable_users.size() - listed));
+          for (const storage::WallDrift& d : report->samples) {
+            v1::Drift* out = response->add_samples();
+            out->set_user_id(d.user_id);
+            out->set_gift_id(d.difference.gift_id);
+            out->set_sender_user_id(d.difference.sender_user_id);
+            out->set_field(d.difference.field);
+            out->set_expected(d.difference.expected);
+            out->set_actual(d.difference.actual);
+          }
+          if (!repair) return grpc::Status::OK;
+          for (int64_t user : report->drifted_users) {
+            if (context->IsCancelled()) {
+              return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+            }
+            absl::StatusOr<bool> rebuilt = audit_.RebuildUser(app_code, user);
+            if (!rebuilt.ok()) return ToGrpcStatus(rebuilt.status());
+            if (*rebuilt) response->set_repaired(response->repaired() + 1);
+          }
+          return grpc::Status::OK;
+        };
+      });
 }
 
 grpc::ServerWriteReactor<v1::RebuildGiftWallProgress>* AdminService::RebuildGiftWall(

@@ -3,6 +3,10 @@
 #ifndef GIFTWALL_SERVER_TRANSPORT_ADMIN_SERVICE_H_
 #define GIFTWALL_SERVER_TRANSPORT_ADMIN_SERVICE_H_
 
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
 #include "giftwall/v1/admin.grpc.pb.h"
 #include "server/projection/recovery.h"
 #include "server/storage/ledger_repository.h"
@@ -16,6 +20,10 @@ namespace giftwall::transport {
 
 // At most this many events are requeued by one call.
 inline constexpr int kMaxRequeue = 10'000;
+// What one answer lists at most: requeue's skipped events, verify's unverifiable users. The rest
+// are counted (skipped_not_listed, unverifiable_not_listed).
+inline constexpr int kMaxSkippedListed = 100;
+inline constexpr int kMaxUnverifiableListed = 1000;
 
 struct AuditEntry;
 
@@ -54,6 +62,16 @@ class AdminService final : public giftwall::v1::ProjectionAdminService::Callback
       grpc::CallbackServerContext* context, const v1::RebuildGiftWallRequest* request) override;
 
  private:
+  using AdminWork = std::function<grpc::Status()>;
+  // From the call's normalized app code: its work, or what is wrong with the request.
+  using Prepare = std::function<absl::StatusOr<AdminWork>(const std::string& app_code)>;
+
+  // The one way a unary admin call is served, so that every call is audit-logged however it
+  // ends: admitted (Admit), its arguments checked by `prepare` (what is wrong with them answers
+  // INVALID_ARGUMENT), then its work run on an admin thread.
+  grpc::ServerUnaryReactor* Audited(grpc::CallbackServerContext* context, absl::string_view method,
+                                    const std::string& app_code, const Prepare& prepare) const;
+
   // The caller may take the admin role on the request's app: OK with `audit` filled in (the
   // normalized app code), or the status to answer, audit-logged.
   grpc::Status Admit(const grpc::ServerContextBase& context, absl::string_view method,

@@ -35,12 +35,7 @@ RebuildRunner::~RebuildRunner() {
 }
 
 absl::StatusOr<std::shared_ptr<RebuildJob>> RebuildRunner::Start(const std::string& app_code) {
-  absl::StatusOr<storage::RebuildLock> lock = audit_.LockRebuild(app_code);
-  if (!lock.ok()) return lock.status();
-  auto job = std::make_shared<RebuildJob>(app_code);
-  RebuildProgress listing;
-  listing.phase = "listing users";
-  job->Update(listing);
+  // Held while the lock is taken too, so that two calls cannot both pass the limit.
   absl::MutexLock guard(&mu_);
   // Threads of rebuilds that have finished are joined here rather than left to pile up.
   for (auto it = running_.begin(); it != running_.end();) {
@@ -51,6 +46,18 @@ absl::StatusOr<std::shared_ptr<RebuildJob>> RebuildRunner::Start(const std::stri
       ++it;
     }
   }
+  if (static_cast<int>(running_.size()) >= max_running_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(running_.size(),
+                     " rebuild(s) running in this server, the most "
+                     "--max_concurrent_rebuilds allows: retry once one has finished"));
+  }
+  absl::StatusOr<storage::RebuildLock> lock = audit_.LockRebuild(app_code);
+  if (!lock.ok()) return lock.status();
+  auto job = std::make_shared<RebuildJob>(app_code);
+  RebuildProgress listing;
+  listing.phase = "listing users";
+  job->Update(listing);
   running_.push_back(Running{
       job, std::thread([this, job,
                         held = std::make_unique<storage::RebuildLock>(*std::move(lock))]() mutable {

@@ -19,6 +19,8 @@
 
 namespace giftwall::worker {
 
+inline constexpr int kDefaultMaxConcurrentRebuilds = 1;
+
 struct RebuildProgress {
   std::string phase;  // "listing users", "rebuilding", "done"
   int64_t done = 0;   // users rebuilt (or left alone), of total
@@ -52,13 +54,17 @@ class RebuildJob {
 
 class RebuildRunner {
  public:
-  explicit RebuildRunner(storage::WallAuditRepository& audit) : audit_(audit) {}
+  // At most `max_running` rebuilds (of different apps) at once in this process.
+  explicit RebuildRunner(storage::WallAuditRepository& audit,
+                         int max_running = kDefaultMaxConcurrentRebuilds)
+      : audit_(audit), max_running_(max_running) {}
   // Stops running rebuilds between two users and waits for them.
   ~RebuildRunner();
 
   // Starts rebuilding app_code's walls on a thread of the runner's: every user with a ledger
   // or a wall row, one transaction each. FAILED_PRECONDITION if a rebuild of the app is running
-  // already, in this process or another (a database lock).
+  // already, in this process or another (a database lock); RESOURCE_EXHAUSTED if this process
+  // runs max_running rebuilds already.
   absl::StatusOr<std::shared_ptr<RebuildJob>> Start(const std::string& app_code)
       ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -66,6 +72,7 @@ class RebuildRunner {
   void Run(std::unique_ptr<storage::RebuildLock> lock, std::shared_ptr<RebuildJob> job);
 
   storage::WallAuditRepository& audit_;
+  const int max_running_;
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;
   struct Running {

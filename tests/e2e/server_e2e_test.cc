@@ -30,6 +30,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/transport/admin_service.h"
 #include "tests/e2e/reflection_client.h"
 #include "tests/e2e/server_process.h"
 #include "tests/support/test_database.h"
@@ -594,6 +595,90 @@ TEST_F(ServerE2eTest, AdminCommandsVerifyRebuildAndRequeue) {
   EXPECT_THAT(client({"admin", "requeue", "--event_ids=BAD", "--dry_run"}, &code),
               HasSubstr("outbox row is gone"));
   EXPECT_EQ(admin.Terminate(), 0);
+}
+
+// Every admin call goes through one wrapper: a refusal for its arguments is audit-logged like any
+// other answer. And answers that list events or users are bounded, counting the rest.
+TEST_F(ServerE2eTest, AdminRefusalsAreAuditedAndListsAreCapped) {
+  ServerProcess admin(db_->url(), {"--enable_admin", "--catchup_interval=0"});
+  ASSERT_TRUE(admin.WaitReady()) << admin.log();
+  auto stub = v1::ProjectionAdminService::NewStub(admin.Channel());
+  auto context = [] {
+    auto c = std::make_unique<grpc::ClientContext>();
+    c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    return c;
+  };
+  {
+    v1::ListDeadEventsRequest request;
+    request.set_app_code("capped");
+    request.set_error_contains(std::string(2000, 'x'));
+    v1::ListDeadEventsResponse response;
+    EXPECT_EQ(stub->ListDeadEvents(context().get(), request, &response).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  {
+    v1::RunCatchUpRequest request;
+    request.set_app_code("capped");
+    request.set_limit(-1);
+    v1::RunCatchUpResponse response;
+    EXPECT_EQ(stub->RunCatchUp(context().get(), request, &response).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  {
+    v1::VerifyGiftWallRequest request;
+    request.set_app_code("capped");
+    request.set_user_id(-1);
+    v1::VerifyGiftWallResponse response;
+    EXPECT_EQ(stub->VerifyGiftWall(context().get(), request, &response).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  for (const std::string method : {"ListDeadEvents", "RunCatchUp", "VerifyGiftWall"}) {
+    EXPECT_THAT(admin.log(),
+                HasSubstr(absl::StrCat("audit: caller=(anyone: no access policy) "
+                                       "method=",
+                                       method, " app_code=capped result=INVALID_ARGUMENT")));
+  }
+
+  // 105 dead events whose outbox rows are gone: the first 100 are listed, 5 counted.
+  for (int i = 0; i < 105; ++i) {
+    ASSERT_TRUE(
+        Project(Message("capped", absl::StrCat("D", i), R"({"target_user_id":1})"), nullptr, &admin)
+            .ok());
+  }
+  {
+    v1::RequeueDeadEventsRequest request;
+    request.set_app_code("capped");
+    request.set_error_contains("missing gift_id");
+    request.set_dry_run(true);
+    v1::RequeueDeadEventsResponse response;
+    const grpc::Status status = stub->RequeueDeadEvents(context().get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.matched(), 105);
+    EXPECT_EQ(response.skipped_size(), transport::kMaxSkippedListed);
+    EXPECT_EQ(response.skipped_not_listed(), 5);
+  }
+  // 1,003 users with a done event whose outbox row is gone: unverifiable, 1,000 listed.
+  db_->Exec(
+      "INSERT INTO wallet_projection_events (projection_name, app_code, event_id, status, "
+      "target_user_id, created_at_ms, updated_at_ms) SELECT 'user_gift_wall', 'capped', "
+      "CONCAT('U', seq), 'done', seq, 1, 1 FROM seq_1_to_1003");
+  {
+    v1::VerifyGiftWallRequest request;
+    request.set_app_code("capped");
+    v1::VerifyGiftWallResponse response;
+    const grpc::Status status = stub->VerifyGiftWall(context().get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.unverifiable_users_size(), transport::kMaxUnverifiableListed);
+    EXPECT_EQ(response.unverifiable_users(0), 1);
+    EXPECT_EQ(response.unverifiable_not_listed(), 3);
+  }
+  int code = -1;
+  std::vector<std::string> verify = {GIFTWALL_CLIENT_BIN,
+                                     absl::StrCat("--server=", admin.address()),
+                                     "--app_code=capped", "admin", "verify"};
+  std::string output;
+  code = RunCommand(verify, &output);
+  EXPECT_THAT(output, HasSubstr("... and 983 more")) << code;
 }
 
 // Ids are bytes: an outbox row whose event_id is not UTF-8 goes dead through the scan, and every

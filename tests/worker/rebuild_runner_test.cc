@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/projection/group_projector.h"
 #include "tests/support/test_database.h"
@@ -57,6 +58,34 @@ TEST(RebuildRunner, RebuildsEveryUserAndReportsProgressToTheEnd) {
   // Once finished, the lock is free again.
   absl::StatusOr<std::shared_ptr<RebuildJob>> again = runner.Start("demo");
   EXPECT_TRUE(again.ok()) << again.status();
+}
+
+// Rebuilds are limited per server (--max_concurrent_rebuilds): past the limit RESOURCE_EXHAUSTED
+// at once, and a slot is free again once a rebuild has finished.
+TEST(RebuildRunner, RebuildsPastTheLimitAreRefusedUntilOneFinishes) {
+  testing::TestDatabase db;
+  storage::ConnectionPool pool(db.PoolOptions());
+  storage::WallAuditRepository audit(pool, domain::RetryPolicy());
+  RebuildRunner runner(audit, /*max_running=*/1);
+  // The first rebuild waits to list its users while another session holds the ledger.
+  std::unique_ptr<storage::SqlConnection> blocker = db.Connect();
+  ASSERT_TRUE(blocker->ExecuteDirect("LOCK TABLES wallet_projection_events WRITE").ok());
+  absl::StatusOr<std::shared_ptr<RebuildJob>> first = runner.Start("one");
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<std::shared_ptr<RebuildJob>> second = runner.Start("two");
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(second.status().message()),
+              ::testing::HasSubstr("--max_concurrent_rebuilds"));
+  ASSERT_TRUE(blocker->ExecuteDirect("UNLOCK TABLES").ok());
+  uint64_t seen = 0;
+  RebuildProgress progress;
+  for (int i = 0; i < 600 && !progress.finished; ++i) {
+    (*first)->WaitForChange(&seen, absl::Milliseconds(100), &progress);
+  }
+  ASSERT_TRUE(progress.finished);
+  second = runner.Start("two");
+  EXPECT_TRUE(second.ok()) << second.status();
 }
 
 }  // namespace
