@@ -46,20 +46,6 @@ constexpr std::array<const char*, 17> kCodeNames = {
     "Aborted",  "OutOfRange",     "Unimplemented",    "Internal",          "Unavailable",
     "DataLoss", "Unauthenticated"};
 
-const char* TypeName(grpc::experimental::ServerRpcInfo::Type type) {
-  switch (type) {
-    case grpc::experimental::ServerRpcInfo::Type::UNARY:
-      return "unary";
-    case grpc::experimental::ServerRpcInfo::Type::CLIENT_STREAMING:
-      return "client_stream";
-    case grpc::experimental::ServerRpcInfo::Type::SERVER_STREAMING:
-      return "server_stream";
-    case grpc::experimental::ServerRpcInfo::Type::BIDI_STREAMING:
-      return "bidi_stream";
-  }
-  return "unary";
-}
-
 const char* TypeName(const google::protobuf::MethodDescriptor& m) {
   if (m.client_streaming()) return m.server_streaming() ? "bidi_stream" : "client_stream";
   return m.server_streaming() ? "server_stream" : "unary";
@@ -281,25 +267,25 @@ class Metrics::Impl {
         .Set(1);
     exposer_->RegisterCollectable(registry_);
     exposer_->RegisterCollectable(components_);
+    Init("unknown", "unknown", "unknown", &unknown_);
   }
 
-  // The series of `method` ("/package.Service/Method"); created on first use for a method no
-  // service declared.
-  MethodMetrics* For(const std::string& method, const char* type) {
-    {
-      absl::ReaderMutexLock lock(&mu_);
-      if (auto it = methods_.find(method); it != methods_.end()) return &it->second;
-    }
-    absl::MutexLock lock(&mu_);
-    auto [it, fresh] = methods_.try_emplace(method);
-    if (fresh) Init(method, type, &it->second);
-    return &it->second;
+  // The series of `method` ("/package.Service/Method"), if a service the server registers
+  // declares it; every other path a caller sends counts under one fixed series (method
+  // "unknown"), so that no caller can grow the metrics.
+  MethodMetrics* For(const std::string& method) {
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = methods_.find(method);
+    return it != methods_.end() ? &it->second : &unknown_;
   }
 
   void Declare(const google::protobuf::ServiceDescriptor& service) {
+    absl::MutexLock lock(&mu_);
     for (int i = 0; i < service.method_count(); ++i) {
       const google::protobuf::MethodDescriptor& m = *service.method(i);
-      For(absl::StrCat("/", service.full_name(), "/", m.name()), TypeName(m));
+      auto [it, fresh] =
+          methods_.try_emplace(absl::StrCat("/", service.full_name(), "/", m.name()));
+      if (fresh) Init(service.full_name(), m.name(), TypeName(m), &it->second);
     }
   }
 
@@ -336,12 +322,8 @@ class Metrics::Impl {
   }
 
  private:
-  void Init(const std::string& method, const char* type, MethodMetrics* m)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    // "/package.Service/Method"
-    const size_t slash = method.rfind('/');
-    const std::string service = slash == std::string::npos ? "" : method.substr(1, slash - 1);
-    const std::string name = slash == std::string::npos ? method : method.substr(slash + 1);
+  void Init(const std::string& service, const std::string& name, const char* type,
+            MethodMetrics* m) {
     const std::map<std::string, std::string> labels = {
         {"grpc_type", type}, {"grpc_service", service}, {"grpc_method", name}};
     m->started = &started_.Add(labels);
@@ -368,6 +350,7 @@ class Metrics::Impl {
   Gauge* invalid_app_code_events_ = nullptr;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, MethodMetrics> methods_ ABSL_GUARDED_BY(mu_);
+  MethodMetrics unknown_;  // every method no registered service declares
   absl::Mutex apps_mu_;
   std::set<std::string> reported_ ABSL_GUARDED_BY(apps_mu_);
 };
@@ -403,7 +386,7 @@ class InterceptorFactory : public grpc::experimental::ServerInterceptorFactoryIn
   explicit InterceptorFactory(Metrics::Impl& impl) : impl_(impl) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new CallInterceptor(impl_.For(info->method(), TypeName(info->type())));
+    return new CallInterceptor(impl_.For(info->method()));
   }
 
  private:

@@ -864,6 +864,41 @@ TEST_F(ServerE2eTest, MetricsCountCallsUnderGoGrpcPrometheusNamesAndTheProjectio
   }
 }
 
+// Metrics keep series only for the methods the server serves: calls to paths it does not serve
+// count under one fixed series, so that no caller can grow /metrics or the server's memory.
+TEST_F(ServerE2eTest, CallsToUnknownMethodsDoNotGrowTheMetrics) {
+  const int metrics_port = testing::FreePort();
+  ServerProcess server(db_->url(), {"--catchup_interval=0",
+                                    absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port)});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  grpc::GenericStub stub(server.Channel());
+  auto call = [&](const std::string& method) {
+    grpc::Slice slice("");
+    grpc::ByteBuffer request(&slice, 1);
+    grpc::ByteBuffer response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                   [&done](grpc::Status status) { done.set_value(std::move(status)); });
+    return done.get_future().get();
+  };
+  const auto unknown = [](int i) { return absl::StrCat("/x.Y/", std::string(4000, 'a'), i); };
+  ASSERT_EQ(call(unknown(-1)).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  const size_t metrics_before = testing::HttpGet(metrics_port, "/metrics").size();
+  const double rss_before = testing::ProcStatusMib(server.pid(), "VmRSS");
+  ASSERT_GT(metrics_before, 0u);
+  ASSERT_GT(rss_before, 0);
+  for (int i = 0; i < 5000; ++i) {
+    ASSERT_EQ(call(unknown(i)).error_code(), grpc::StatusCode::UNIMPLEMENTED) << i;
+  }
+  const std::string metrics = testing::HttpGet(metrics_port, "/metrics");
+  EXPECT_LT(metrics.size(), metrics_before + 4096) << "from " << metrics_before;
+  EXPECT_LT(testing::ProcStatusMib(server.pid(), "VmRSS"), rss_before + 8) << "MiB";
+  EXPECT_THAT(metrics, ::testing::Not(HasSubstr("aaaa")));
+  EXPECT_THAT(metrics, HasSubstr(R"(grpc_method="unknown")"));
+}
+
 // Bytes on the wire that are not the method's request: gRPC itself would answer UNIMPLEMENTED with
 // no message; the server answers INVALID_ARGUMENT naming the request's type, and does nothing.
 TEST_F(ServerE2eTest, UndecodableRequestsAreInvalidArgumentNamingTheRequestType) {

@@ -13,8 +13,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
@@ -65,6 +68,21 @@ std::string HttpGet(int port, const std::string& path) {
 }
 
 // Spawns `args` with stdout and stderr going to `log_path`.
+double ProcStatusMib(pid_t pid, const std::string& field) {
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (!absl::StartsWith(line, field + ":")) continue;
+    double kib = 0;
+    if (absl::SimpleAtod(absl::StripAsciiWhitespace(absl::StripSuffix(
+                             absl::StripAsciiWhitespace(line.substr(field.size() + 1)), "kB")),
+                         &kib)) {
+      return kib / 1024;
+    }
+  }
+  return -1;
+}
+
 pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

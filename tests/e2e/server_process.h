@@ -28,6 +28,9 @@ std::string HttpGet(int port, const std::string& path);
 // Starts `args` (argv[0] a path) with stdout and stderr going to `log_path`; -1 on failure.
 pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path);
 
+// A field of /proc/<pid>/status in MiB (e.g. "VmRSS", "VmHWM"); -1 if it cannot be read.
+double ProcStatusMib(pid_t pid, const std::string& field);
+
 std::string ReadFile(const std::string& path);
 
 // Runs a command to completion; returns its exit code and its output (stdout and stderr).
