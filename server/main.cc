@@ -234,7 +234,8 @@ int Serve(const ServerConfig& config) {
     grpc::ServerBuilder health_builder;
     health_builder.RegisterCallbackGenericService(&health_port_catch_all);
     health_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    if (!config.enable_reflection) health_builder.SetOption(std::make_unique<WithoutReflection>());
+    // Health only: reflection there would describe every service, admin included, to anyone.
+    health_builder.SetOption(std::make_unique<WithoutReflection>());
     int health_port = 0;
     health_builder.AddListeningPort(config.health_listen, grpc::InsecureServerCredentials(),
                                     &health_port);

@@ -27,8 +27,12 @@ CallerCredentials CredentialsOf(const grpc::ServerContextBase& context) {
   CallerCredentials credentials;
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
   if (auth != nullptr && auth->IsPeerAuthenticated()) {
-    for (const grpc::string_ref& name : auth->FindPropertyValues("x509_subject_alternative_name")) {
-      credentials.certificate_names.emplace_back(name.data(), name.size());
+    // DNS and URI names only, as the policy says: not the email or IP addresses a certificate
+    // may also carry (x509_subject_alternative_name mixes all four).
+    for (const char* kind : {GRPC_PEER_DNS_PROPERTY_NAME, GRPC_PEER_URI_PROPERTY_NAME}) {
+      for (const grpc::string_ref& name : auth->FindPropertyValues(kind)) {
+        credentials.certificate_names.emplace_back(name.data(), name.size());
+      }
     }
   }
   // A bearer token counts only over TLS: in plaintext anyone on the path could replay it.
@@ -46,8 +50,9 @@ CallerCredentials CredentialsOf(const grpc::ServerContextBase& context) {
     constexpr absl::string_view kScheme = "bearer ";
     if (value.size() > kScheme.size() &&
         absl::EqualsIgnoreCase(value.substr(0, kScheme.size()), kScheme)) {
-      credentials.bearer_token =
-          std::string(absl::StripAsciiWhitespace(value.substr(kScheme.size())));
+      // A blank token is no token: it would be what an unset $TOKEN sends.
+      const absl::string_view token = absl::StripAsciiWhitespace(value.substr(kScheme.size()));
+      if (!token.empty()) credentials.bearer_token = std::string(token);
     }
   }
   return credentials;

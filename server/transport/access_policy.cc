@@ -51,6 +51,12 @@ absl::StatusOr<AccessPolicy::Caller> ReadCaller(const config::v1::Caller& in,
     }
     std::array<uint8_t, 32> digest;
     std::copy(bytes.begin(), bytes.end(), digest.begin());
+    if (digest == Sha256("")) {
+      return Invalid(absl::StrCat(where, ".token_sha256[", i, "]"),
+                     absl::StrCat("is the SHA-256 of the empty string (what `printf %s \"$TOKEN\" "
+                                  "| sha256sum` gives when TOKEN is unset): caller \"",
+                                  caller.name, "\" would have no secret"));
+    }
     caller.token_digests.push_back(digest);
   }
   if (caller.certificate_names.empty() && caller.token_digests.empty()) {
@@ -150,7 +156,7 @@ const AccessPolicy::Caller* AccessPolicy::Identify(const CallerCredentials& cred
       if (caller.certificate_names.count(name) > 0) return &caller;
     }
   }
-  if (!credentials.bearer_token.has_value()) return nullptr;
+  if (!credentials.bearer_token.has_value() || credentials.bearer_token->empty()) return nullptr;
   // Digests compared in constant time, every one of them: how long this takes says nothing of
   // how close a guess came.
   const std::array<uint8_t, 32> digest = Sha256(*credentials.bearer_token);

@@ -530,7 +530,7 @@ TEST_F(ServerE2eTest, AdminServiceIsServedOnlyWhenEnabled) {
 }
 
 // Reflection is open to every caller, like health; --enable_reflection=false hides the API's
-// shape, on the health port too, while health still answers.
+// shape, while health still answers (the health port never serves reflection).
 TEST_F(ServerE2eTest, ReflectionCanBeTurnedOff) {
   const int health_port = testing::FreePort();
   ServerProcess server(db_->url(), {"--enable_reflection=false", "--catchup_interval=0",

@@ -48,14 +48,16 @@ std::string TestPki::MakeCa(const std::string& name) {
   return base + ".crt";
 }
 
-Identity TestPki::Issue(const std::string& ca_cert_file, const std::string& name, int days) {
+Identity TestPki::Issue(const std::string& ca_cert_file, const std::string& name, int days,
+                        const std::string& extra_sans) {
   const std::string ca_key = ca_cert_file.substr(0, ca_cert_file.size() - 4) + ".key";
   const std::string base = absl::StrCat(dir_, "/", name);
   std::vector<std::string> request = {"req"};
   for (std::string& arg : NewKey(base + ".key")) request.push_back(std::move(arg));
   request.insert(request.end(), {"-out", base + ".csr", "-subj", absl::StrCat("/CN=", name)});
   Openssl(request);
-  std::ofstream(base + ".ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:" << name << "\n"
+  std::ofstream(base + ".ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:" << name
+                               << (extra_sans.empty() ? "" : ",") << extra_sans << "\n"
                                << "basicConstraints=CA:FALSE\n"
                                << "keyUsage=digitalSignature,keyEncipherment\n"
                                << "extendedKeyUsage=serverAuth,clientAuth\n";

@@ -29,7 +29,9 @@ class TestPki {
   std::string MakeCa(const std::string& name);
   // A certificate for `name` signed by the CA whose certificate is `ca_cert_file`. `days` 0
   // makes one whose validity ends the second it starts.
-  Identity Issue(const std::string& ca_cert_file, const std::string& name, int days = 2);
+  // `extra_sans`: more subjectAltName entries, e.g. "URI:spiffe://x/y,email:a@b".
+  Identity Issue(const std::string& ca_cert_file, const std::string& name, int days = 2,
+                 const std::string& extra_sans = "");
 
   const std::string& dir() const { return dir_; }
 

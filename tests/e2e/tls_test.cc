@@ -20,6 +20,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/e2e/reflection_client.h"
 #include "tests/e2e/server_process.h"
 #include "tests/e2e/test_pki.h"
 #include "tests/support/test_database.h"
@@ -168,6 +169,10 @@ TEST_F(TlsTest, TheHealthPortServesHealthInPlaintextAndNothingElse) {
   v1::GetGiftWallResponse response;
   EXPECT_EQ(stub->GetGiftWall(&context, request, &response).error_code(),
             grpc::StatusCode::UNIMPLEMENTED);
+  // Nor reflection (on by default on the main port): it would describe every service there.
+  testing::ReflectionClient health_reflection(
+      grpc::CreateChannel(health_address, grpc::InsecureChannelCredentials()));
+  EXPECT_FALSE(health_reflection.ListServices().ok());
 
   // At SIGTERM readiness turns NOT_SERVING on both ports, while liveness still answers.
   ASSERT_EQ(kill(server->pid(), SIGTERM), 0);
@@ -220,6 +225,7 @@ class AccessPolicyTest : public TlsTest {
     relay_ = pki_.Issue(client_ca_, "relay.wallet");
     oncall_ = pki_.Issue(client_ca_, "oncall.ops");
     stranger_ = pki_.Issue(client_ca_, "stranger");
+    mesh_ = pki_.Issue(client_ca_, "mesh", 2, "URI:spiffe://wallet/feed,email:ops@wallet.example");
     policy_file_ = pki_.dir() + "/policy.json";
     WritePolicy(R"(["yoyo"])");
     std::vector<std::string> flags = TlsFlags();
@@ -241,7 +247,11 @@ class AccessPolicyTest : public TlsTest {
               "app_codes": ["yoyo"]},
              {"name": "feed", "token_sha256": ["%s"], "roles": ["reader"], "app_codes": %s},
              {"name": "burst", "token_sha256": ["%s"], "roles": ["reader"], "app_codes": ["*"],
-              "max_calls_per_second": 3}]})",
+              "max_calls_per_second": 3},
+             {"name": "mesh", "certificate_names": ["spiffe://wallet/feed"], "roles": ["reader"],
+              "app_codes": ["*"]},
+             {"name": "by-address", "certificate_names": ["127.0.0.1", "ops@wallet.example"],
+              "roles": ["admin"], "app_codes": ["*"]}]})",
         Sha256Hex(kReaderToken), reader_apps, Sha256Hex(kBurstToken));
     ASSERT_EQ(std::rename(tmp.c_str(), policy_file_.c_str()), 0);
   }
@@ -301,7 +311,7 @@ class AccessPolicyTest : public TlsTest {
         "SELECT COUNT(*) FROM wallet_projection_events WHERE event_id = '", event_id, "'"));
   }
 
-  Identity relay_, oncall_, stranger_;
+  Identity relay_, oncall_, stranger_, mesh_;
   std::string policy_file_;
   std::unique_ptr<ServerProcess> server_;
 };
@@ -457,6 +467,19 @@ TEST_F(AccessPolicyTest, AdminCallsAreAuditLoggedAndTokensNever) {
   EXPECT_EQ(Status(oncall_, "Bad App!").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(server_->log(), HasSubstr("audit: caller=oncall method=GetProjectionStatus "
                                         "app_code=Bad App! result=INVALID_ARGUMENT"));
+}
+
+// certificate_names are DNS or URI names: every test certificate also carries IP 127.0.0.1, and
+// mesh's an email address, which name nobody. A blank bearer token is no token.
+TEST_F(AccessPolicyTest, OnlyDnsAndUriNamesIdentifyAndABlankTokenNobody) {
+  EXPECT_TRUE(ReadWall(mesh_, "", "yoyo").ok()) << "by its URI name";
+  EXPECT_EQ(Status(mesh_, "yoyo").error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << "mesh, a reader: not by-address through its email name";
+  EXPECT_EQ(Status(stranger_, "yoyo").error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << "not by-address through its IP address";
+  for (const std::string blank : {" ", "    "}) {
+    EXPECT_EQ(ReadWall(Identity{}, blank, "yoyo").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
 }
 
 // A bearer token counts over TLS only: in plaintext anyone on the path could replay it.

@@ -114,6 +114,12 @@ TEST(AccessPolicy, ABadPolicyIsRefusedWithWhereAndWhy) {
            {Policy(R"({"name": "x", "token_sha256": ["abc"], "roles": ["relay"],)"
                    R"( "app_codes": ["*"]})"),
             "callers[0].token_sha256[0]: must be a SHA-256 in hex"},
+           {Policy(R"({"name": "unset", "token_sha256": [)"
+                   R"("E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"],)"
+                   R"( "roles": ["relay"], "app_codes": ["*"]})"),
+            "callers[0].token_sha256[0]: is the SHA-256 of the empty string (what `printf %s "
+            "\"$TOKEN\" | sha256sum` gives when TOKEN is unset): caller \"unset\" would have no "
+            "secret"},
            {Policy(R"({"name": "x", "certificate_names": ["r"], "roles": ["readr"],)"
                    R"( "app_codes": ["*"]})"),
             "callers[0].roles[0]: \"readr\" is not a role (relay, reader, admin)"},
