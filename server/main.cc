@@ -185,10 +185,20 @@ int Serve(const ServerConfig& config) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen,
-                           config.tls.has_value() ? transport::TlsCredentials(*config.tls)
-                                                  : grpc::InsecureServerCredentials(),
-                           &port);
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (config.tls.has_value()) {
+    credentials = transport::TlsCredentials(*config.tls);
+    // Callers the policy does not know are refused before their requests are read (plaintext
+    // servers refuse them in the handlers).
+    if (!config.access_policy_file.empty()) {
+      credentials->SetAuthMetadataProcessor(access->RefuseStrangersBeforeReading());
+    }
+  }
+  builder.AddListeningPort(config.listen, credentials, &port);
+  // Bounds what the transport holds for all calls at once (their requests as they arrive).
+  grpc::ResourceQuota quota("giftwall");
+  quota.Resize(static_cast<size_t>(config.grpc_memory_bytes));
+  builder.SetResourceQuota(quota);
   ConfigureConnections(config, builder);
   if (!config.enable_reflection) builder.SetOption(std::make_unique<WithoutReflection>());
   // Both outlive the server. The first answers undecodable requests; the metrics' count every
@@ -197,11 +207,12 @@ int Serve(const ServerConfig& config) {
   interceptors.push_back(std::make_unique<transport::UndecodableRequestInterceptorFactory>());
   std::unique_ptr<metrics::Metrics> metrics;
   if (!config.metrics_listen.empty()) {
-    absl::StatusOr<std::unique_ptr<metrics::Metrics>> started =
-        metrics::Metrics::Start(config.metrics_listen,
-                                {&pool, read_pool.get(), &background_pool, &engine,
-                                 &background_engine, &reader, &workers, &admin_workers},
-                                ServedServices(config));
+    absl::StatusOr<std::unique_ptr<metrics::Metrics>> started = metrics::Metrics::Start(
+        config.metrics_listen,
+        {&pool, read_pool.get(), &background_pool, &engine, &background_engine, &reader, &workers,
+         &admin_workers,
+         config.tls.has_value() && !config.access_policy_file.empty() ? access.get() : nullptr},
+        ServedServices(config));
     if (!started.ok()) {
       LOG(ERROR) << started.status().message();
       return 1;

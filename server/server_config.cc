@@ -14,6 +14,7 @@
 #include "server/domain/app_code.h"
 #include "server/env_flags.h"
 #include "server/storage/mysql_url.h"
+#include "server/transport/gift_wall_service.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "host:port to serve gRPC on");
 ABSL_FLAG(std::string, mysql_url, "",
@@ -46,6 +47,9 @@ ABSL_FLAG(int, max_retries, 10, "failures after which an event goes dead");
 ABSL_FLAG(int, max_concurrent_rebuilds, giftwall::worker::kDefaultMaxConcurrentRebuilds,
           "RebuildGiftWall streams of different apps running at once in this server; past it "
           "RESOURCE_EXHAUSTED (the background pool is sized for it)");
+ABSL_FLAG(int64_t, grpc_memory_limit_mb, 0,
+          "memory gRPC's transport may hold for all calls at once (their requests as they "
+          "arrive), in MiB; 0: room for a legal batch per projection lane, plus one");
 ABSL_FLAG(int64_t, max_wall_gifts, giftwall::domain::kDefaultMaxWallGifts,
           "distinct gifts one wall holds at most; an event of a gift new to a full wall goes dead");
 ABSL_FLAG(bool, group_commit, true,
@@ -288,6 +292,16 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     if (!s.ok()) return s;
   }
   if (config.drain_delay < absl::ZeroDuration()) return Invalid("drain_delay", "must be >= 0");
+  // A legal batch per lane that projects, and one more being read.
+  const int64_t batch_mib = (int64_t{transport::kMaxReceiveMessageBytes} >> 20) + 1;
+  const int64_t memory_mib = absl::GetFlag(FLAGS_grpc_memory_limit_mb);
+  if (memory_mib < 0 || (memory_mib > 0 && memory_mib < batch_mib)) {
+    return Invalid("grpc_memory_limit_mb",
+                   absl::StrCat("must be 0 (the default) or at least ", batch_mib,
+                                " (one legal batch), got ", memory_mib));
+  }
+  config.grpc_memory_bytes = (memory_mib > 0 ? memory_mib : batch_mib * (config.engine.lanes + 1))
+                             << 20;
   // Each lane holds a session while it runs, and other work needs some too.
   if (!config.read_pool.has_value()) {
     if (config.engine.lanes + config.reads.lanes >= config.pool.max_size) {
@@ -408,7 +422,7 @@ absl::string_view TransportName(const ServerConfig& config) {
 std::string Describe(const ServerConfig& config) {
   return absl::StrFormat(
       "listen=%s db=%s pool=%d background_pool=%d reads=%s workers=%d queue=%d worker_id=%s "
-      "max_retries=%d max_wall_gifts=%d max_concurrent_rebuilds=%d "
+      "max_retries=%d max_wall_gifts=%d max_concurrent_rebuilds=%d grpc_memory_mb=%d "
       "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
       "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s "
       "keepalive=%s/%s max_connection_age=%s+%s transport=%s health_listen=%s "
@@ -419,7 +433,7 @@ std::string Describe(const ServerConfig& config) {
                                                   " pool=", config.read_pool->max_size)
                                    : "(db)",
       config.worker_threads, config.queue_capacity, config.worker_id, config.retry.max_retries,
-      config.max_wall_gifts, config.max_concurrent_rebuilds,
+      config.max_wall_gifts, config.max_concurrent_rebuilds, config.grpc_memory_bytes >> 20,
       config.engine.group_commit ? "on" : "off", config.engine.max_group_events,
       config.engine.lanes, config.reads.lanes,
       absl::FormatDuration(config.pool.session.lock_wait_timeout),

@@ -49,6 +49,7 @@ struct ServerConfig {
   domain::RetryPolicy retry;
   int64_t max_wall_gifts = domain::kDefaultMaxWallGifts;  // DESIGN §2.14
   int max_concurrent_rebuilds = worker::kDefaultMaxConcurrentRebuilds;
+  int64_t grpc_memory_bytes = 0;  // grpc::ResourceQuota of the server
   // Group commit of projections.
   projection::EngineOptions engine;
   // GetGiftWall's coalesced reads.

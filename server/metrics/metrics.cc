@@ -133,6 +133,14 @@ class ComponentCollector : public prometheus::Collectable {
       AddCounter(&errors, {{"errno", absl::StrCat(code)}}, static_cast<double>(count));
     }
     out.push_back(std::move(errors));
+    if (sources_.access != nullptr) {
+      MetricFamily refused = CounterFamily(
+          "giftwall_auth_refused_before_reading_total",
+          "Calls from callers the access policy does not know, refused (UNAUTHENTICATED) "
+          "before their request was read");
+      AddCounter(&refused, {}, static_cast<double>(sources_.access->refused_before_reading()));
+      out.push_back(std::move(refused));
+    }
     return out;
   }
 

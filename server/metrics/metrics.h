@@ -18,6 +18,7 @@
 #include "server/reads/wall_reader.h"
 #include "server/storage/connection_pool.h"
 #include "server/storage/ledger_repository.h"
+#include "server/transport/access_control.h"
 #include "server/transport/worker_pool.h"
 #include "server/worker/catch_up_worker.h"
 
@@ -39,6 +40,7 @@ struct Sources {
   const reads::WallReader* reader = nullptr;
   const transport::WorkerPool* workers = nullptr;
   const transport::WorkerPool* admin_workers = nullptr;
+  const transport::AccessControl* access = nullptr;  // with a policy, over TLS
 };
 
 class Metrics final : public worker::AppStatusSink {

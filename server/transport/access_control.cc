@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
@@ -24,8 +25,13 @@ absl::StatusOr<std::string> ReadPolicyFile(const std::string& path) {
 }  // namespace
 
 CallerCredentials CredentialsOf(const grpc::ServerContextBase& context) {
-  CallerCredentials credentials;
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  return CredentialsOf(auth.get(), context.client_metadata());
+}
+
+CallerCredentials CredentialsOf(const grpc::AuthContext* auth,
+                                const std::multimap<grpc::string_ref, grpc::string_ref>& metadata) {
+  CallerCredentials credentials;
   if (auth != nullptr && auth->IsPeerAuthenticated()) {
     // DNS and URI names only, as the policy says: not the email or IP addresses a certificate
     // may also carry (x509_subject_alternative_name mixes all four).
@@ -44,7 +50,6 @@ CallerCredentials CredentialsOf(const grpc::ServerContextBase& context) {
     tls = !security.empty() && (security.front() == GRPC_TLS_TRANSPORT_SECURITY_TYPE ||
                                 security.front() == GRPC_SSL_TRANSPORT_SECURITY_TYPE);
   }
-  const auto& metadata = context.client_metadata();
   if (auto it = metadata.find("authorization"); tls && it != metadata.end()) {
     const absl::string_view value(it->second.data(), it->second.size());
     constexpr absl::string_view kScheme = "bearer ";
@@ -130,6 +135,58 @@ grpc::Status AccessControl::Admit(const grpc::ServerContextBase& context, Role r
                       admission->caller_->max_calls_per_second, absl::Now(), &admission->permit_);
   }
   return ToGrpcStatus(status);
+}
+
+bool AccessControl::Knows(const CallerCredentials& credentials) const {
+  std::shared_ptr<const AccessPolicy> policy;
+  {
+    absl::MutexLock lock(&mu_);
+    policy = policy_;
+  }
+  return policy == nullptr || policy->Identify(credentials) != nullptr;
+}
+
+namespace {
+
+// Health and reflection stay open to every caller (probes, grpcurl).
+bool OpenToEveryone(absl::string_view path) {
+  return absl::StartsWith(path, "/grpc.health.v1.Health/") ||
+         absl::StartsWith(path, "/grpc.reflection.v1alpha.ServerReflection/");
+}
+
+class RefuseStrangers final : public grpc::AuthMetadataProcessor {
+ public:
+  explicit RefuseStrangers(AccessControl& access) : access_(access) {}
+
+  // Decides from memory (the policy, a SHA-256): on gRPC's thread, inline.
+  bool IsBlocking() const override { return false; }
+
+  grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext* context,
+                       OutputMetadata* /*consumed*/, OutputMetadata* /*response*/) override {
+    const auto path = metadata.find(":path");
+    const absl::string_view method =
+        path == metadata.end() ? absl::string_view()
+                               : absl::string_view(path->second.data(), path->second.size());
+    if (OpenToEveryone(method) || access_.Knows(CredentialsOf(context, metadata))) {
+      return grpc::Status::OK;
+    }
+    access_.CountRefusedBeforeReading();
+    LOG_EVERY_N(WARNING, 100) << "refused before reading its request, a caller the access policy "
+                                 "does not know: "
+                              << absl::CEscape(method.substr(0, 200)) << " (" << google::COUNTER
+                              << " such calls so far)";
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "the access policy knows no caller by this certificate or token");
+  }
+
+ private:
+  AccessControl& access_;
+};
+
+}  // namespace
+
+std::shared_ptr<grpc::AuthMetadataProcessor> AccessControl::RefuseStrangersBeforeReading() {
+  return std::make_shared<RefuseStrangers>(*this);
 }
 
 grpc::Status Admission::MayTouch(absl::Span<const std::string> app_codes) const {

@@ -4,6 +4,9 @@
 #ifndef GIFTWALL_SERVER_TRANSPORT_ACCESS_CONTROL_H_
 #define GIFTWALL_SERVER_TRANSPORT_ACCESS_CONTROL_H_
 
+#include <atomic>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -23,6 +26,9 @@ namespace giftwall::transport {
 // Who the call's transport says is calling: its verified client certificate's names, and its
 // `authorization: Bearer` token (over TLS only).
 CallerCredentials CredentialsOf(const grpc::ServerContextBase& context);
+// The same, from a connection's auth context and a call's metadata.
+CallerCredentials CredentialsOf(const grpc::AuthContext* auth,
+                                const std::multimap<grpc::string_ref, grpc::string_ref>& metadata);
 
 // A call let in for a role: who is calling, as the policy knew it then, and the call's place
 // within that caller's limits, given back when the last copy of the Admission goes (keep one
@@ -60,6 +66,16 @@ class AccessControl {
   grpc::Status Admit(const grpc::ServerContextBase& context, Role role, Admission* admission) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Whether the policy knows the caller (always, without a policy).
+  bool Knows(const CallerCredentials& credentials) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // For the TLS server credentials: refuses callers the policy does not know (UNAUTHENTICATED)
+  // from their metadata and certificate, before their request is read, and counts them; Health
+  // and reflection stay open. The processor refers to this object, which must outlive the server.
+  std::shared_ptr<grpc::AuthMetadataProcessor> RefuseStrangersBeforeReading();
+  void CountRefusedBeforeReading() { refused_before_reading_.fetch_add(1); }
+  int64_t refused_before_reading() const { return refused_before_reading_.load(); }
+
  private:
   AccessControl(std::string path, std::shared_ptr<const AccessPolicy> policy, std::string contents,
                 absl::Duration refresh);
@@ -71,6 +87,7 @@ class AccessControl {
   std::shared_ptr<const AccessPolicy> policy_ ABSL_GUARDED_BY(mu_);  // null: open
   std::string contents_;         // the file as last read; the watcher's only
   mutable CallerLimits limits_;  // by caller name, across policy changes
+  std::atomic<int64_t> refused_before_reading_{0};
   absl::Notification stop_;
   std::thread watcher_;
 };

@@ -25,11 +25,12 @@ inline constexpr int kDefaultPageSize = 50;
 inline constexpr int kMaxPageSize = 200;
 inline constexpr int kMaxBatchMessages = 500;
 // The largest legal request: a full batch of 64 KiB payloads, with room for their envelopes.
-// A larger one answers INVALID_ARGUMENT; the server's transport limit is twice this (past it,
-// gRPC itself answers RESOURCE_EXHAUSTED before any handler sees the request).
+// A larger one answers INVALID_ARGUMENT (a dead letter for the relay); the server's transport
+// limit is a little above this, 1 MiB (past it, gRPC itself answers RESOURCE_EXHAUSTED before
+// any handler sees the request), so that one call holds little more than a legal batch.
 inline constexpr size_t kMaxRequestBytes =
     size_t{kMaxBatchMessages} * (domain::kMaxPayloadBytes + 2 * 1024);
-inline constexpr int kMaxReceiveMessageBytes = static_cast<int>(2 * kMaxRequestBytes);
+inline constexpr int kMaxReceiveMessageBytes = static_cast<int>(kMaxRequestBytes + (1 << 20));
 
 class GiftWallService final : public giftwall::v1::GiftWallService::CallbackService {
  public:

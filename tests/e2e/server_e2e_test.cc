@@ -773,7 +773,8 @@ TEST_F(ServerE2eTest, TheLargestLegalBatchFitsAndALargerRequestIsInvalidArgument
   }
   ASSERT_EQ(response.results_size(), 500);
   EXPECT_EQ(response.results(0).outcome(), v1::PROJECTION_OUTCOME_DEAD);
-  request.mutable_messages(0)->set_command_id(std::string(2 * 1024 * 1024, 'c'));
+  // Past the legal size, yet under the receive limit (1 MiB above it): the handler answers.
+  request.mutable_messages(0)->set_command_id(std::string(1536 * 1024, 'c'));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   grpc::Status status = stub->ProjectMessages(&context, request, &response);
