@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -41,6 +42,13 @@
 #include "server/worker/catch_up_worker.h"
 #include "server/worker/rebuild_runner.h"
 
+ABSL_FLAG(bool, print, false,
+          "with migrate: print the SQL it would apply (and the INSERTs that record it), apply "
+          "nothing");
+ABSL_FLAG(int, clear_dirty, 0,
+          "with migrate: record the migration of this version, left dirty by a run that stopped "
+          "part way, as finished (once it has been completed by hand)");
+
 namespace giftwall {
 namespace {
 
@@ -56,6 +64,22 @@ int Migrate(const ServerConfig& config) {
   if (!conn.ok()) {
     LOG(ERROR) << "migrate: " << conn.status().message();
     return 1;
+  }
+  if (absl::GetFlag(FLAGS_print)) {
+    absl::StatusOr<std::string> sql = storage::PendingSql(**conn, storage::EmbeddedMigrations());
+    if (!sql.ok()) {
+      LOG(ERROR) << "migrate --print: " << sql.status().message();
+      return 1;
+    }
+    std::fputs(sql->c_str(), stdout);
+    return 0;
+  }
+  if (const int version = absl::GetFlag(FLAGS_clear_dirty); version != 0) {
+    if (absl::Status s = storage::ClearDirty(**conn, version); !s.ok()) {
+      LOG(ERROR) << "migrate --clear_dirty: " << s.message();
+      return 1;
+    }
+    return 0;
   }
   absl::StatusOr<storage::MigrationReport> report =
       storage::Migrate(**conn, storage::EmbeddedMigrations());

@@ -1,6 +1,7 @@
 #include "server/storage/migrator.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "absl/strings/ascii.h"
@@ -14,21 +15,41 @@
 namespace giftwall::storage {
 namespace {
 
+// The service's bookkeeping, under a name of its own: the database is shared with the wallet,
+// whose tools (golang-migrate, Flyway) keep tables called schema_migrations and
+// flyway_schema_history there. `dirty`: the migration was started and has not finished.
+constexpr absl::string_view kTable = "giftwall_schema_migrations";
 constexpr absl::string_view kCreateMigrationsTable = R"sql(
-CREATE TABLE IF NOT EXISTS schema_migrations (
+CREATE TABLE IF NOT EXISTS giftwall_schema_migrations (
   version INT NOT NULL,
   name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   checksum VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   applied_at_ms BIGINT NOT NULL,
+  dirty TINYINT NOT NULL DEFAULT 0,
   PRIMARY KEY (version)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin)sql";
 
 constexpr absl::string_view kSelectApplied =
-    "SELECT version, name, checksum FROM schema_migrations";
+    "SELECT version, name, checksum, dirty FROM giftwall_schema_migrations";
 
-constexpr absl::string_view kRecordApplied = R"sql(
-INSERT INTO schema_migrations (version, name, checksum, applied_at_ms)
-VALUES (?, ?, ?, CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)))sql";
+// Recorded dirty before the first statement runs, clean after the last.
+constexpr absl::string_view kRecordStarted = R"sql(
+INSERT INTO giftwall_schema_migrations (version, name, checksum, applied_at_ms, dirty)
+VALUES (?, ?, ?, CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED), 1))sql";
+constexpr absl::string_view kRecordFinished =
+    "UPDATE giftwall_schema_migrations SET dirty = 0 WHERE version = ?";
+
+// Releases before this one kept their rows in `schema_migrations`. That name is taken only if
+// its columns are exactly the service's own: golang-migrate's (version, dirty) is another
+// tool's table, never read or written.
+constexpr absl::string_view kLegacyColumns = R"sql(
+SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY COLUMN_NAME SEPARATOR ',')
+FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'schema_migrations')sql";
+constexpr absl::string_view kLegacyOwnColumns = "applied_at_ms,checksum,name,version";
+constexpr absl::string_view kCopyLegacy = R"sql(
+INSERT IGNORE INTO giftwall_schema_migrations (version, name, checksum, applied_at_ms)
+SELECT version, name, checksum, applied_at_ms FROM schema_migrations)sql";
 
 // The lock is server-wide: name it after the database so that databases migrate independently.
 constexpr absl::string_view kGetLock =
@@ -69,18 +90,55 @@ absl::StatusOr<int> VersionOf(const Migration& m) {
 struct Applied {
   std::string name;
   std::string checksum;
+  bool dirty = false;
 };
 
 absl::StatusOr<std::map<int, Applied>> ReadApplied(SqlConnection& conn) {
   std::map<int, Applied> applied;
   absl::Status s = conn.Query(kSelectApplied, {}, [&](const SqlRow& row) {
-    applied[static_cast<int>(row.Int(0))] = Applied{row.Str(1), row.Str(2)};
+    applied[static_cast<int>(row.Int(0))] = Applied{row.Str(1), row.Str(2), row.Int(3) != 0};
   });
   if (!s.ok()) return s;
   return applied;
 }
 
+// The rows of a legacy `schema_migrations` of the service's own, copied once (INSERT IGNORE:
+// under the lock, and a second run copies nothing). The table itself stays for a release, so
+// that pods of the previous version keep their readiness during a rolling update.
+absl::Status CopyLegacyRows(SqlConnection& conn) {
+  std::string columns;
+  RETURN_IF_ERROR(conn.Query(kLegacyColumns, {}, [&](const SqlRow& row) { columns = row.Str(0); }));
+  if (columns.empty()) return absl::OkStatus();
+  if (columns != kLegacyOwnColumns) {
+    LOG(INFO) << "schema_migrations (" << columns
+              << ") is another tool's bookkeeping: left as it is";
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(const int64_t copied, conn.Execute(kCopyLegacy));
+  if (copied > 0) {
+    LOG(INFO) << "copied " << copied << " row(s) of the legacy schema_migrations to " << kTable;
+  }
+  return absl::OkStatus();
+}
+
+std::string DirtyMessage(int version, absl::string_view name) {
+  return absl::StrFormat(
+      "migration %s stopped part way (recorded dirty in %s): finish it by hand, then run "
+      "`giftwall-server migrate --clear_dirty=%d` (docs/OPERATIONS.md)",
+      name, kTable, version);
+}
+
+// What recording `m` as applied by hand takes (migrate --print).
+std::string RecordAppliedSql(const Migration& m, int version) {
+  return absl::StrFormat(
+      "INSERT INTO giftwall_schema_migrations (version, name, checksum, applied_at_ms, dirty) "
+      "VALUES (%d, '%s', '%s', CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED), 0)",
+      version, m.name, Checksum(m.sql));
+}
+
 absl::Status Apply(SqlConnection& conn, const Migration& m, int version) {
+  RETURN_IF_ERROR(
+      conn.Execute(kRecordStarted, {int64_t{version}, m.name, Checksum(m.sql)}).status());
   for (const std::string& stmt : SplitSqlStatements(m.sql)) {
     absl::Status s = conn.ExecuteDirect(stmt);
     if (!s.ok() && AlreadyApplied(MysqlErrno(s))) {
@@ -90,9 +148,7 @@ absl::Status Apply(SqlConnection& conn, const Migration& m, int version) {
     }
     if (!s.ok()) return Annotate(s, absl::StrCat("migration ", m.name));
   }
-  absl::StatusOr<int64_t> recorded =
-      conn.Execute(kRecordApplied, {int64_t{version}, m.name, Checksum(m.sql)});
-  return recorded.status();
+  return conn.Execute(kRecordFinished, {int64_t{version}}).status();
 }
 
 }  // namespace
@@ -107,21 +163,33 @@ int LatestEmbeddedVersion() {
   return latest;
 }
 
-absl::StatusOr<int> SchemaVersion(SqlConnection& conn) {
+absl::StatusOr<SchemaState> ReadSchemaState(SqlConnection& conn) {
   absl::StatusOr<std::map<int, Applied>> applied = ReadApplied(conn);
   if (!applied.ok()) {
-    if (MysqlErrno(applied.status()) == 1146 /* no such table */) return 0;
-    return applied.status();
+    if (MysqlErrno(applied.status()) != 1146 /* no such table */) return applied.status();
+    return absl::FailedPreconditionError(
+        absl::StrCat("no ", kTable,
+                     " table (this release's bookkeeping; schema_migrations was an earlier "
+                     "release's, and is not read): run `giftwall-server migrate`"));
   }
-  return applied->empty() ? 0 : applied->rbegin()->first;
+  SchemaState state;
+  for (const auto& [version, a] : *applied) {
+    if (a.dirty && state.dirty.empty()) state.dirty = DirtyMessage(version, a.name);
+    state.version = std::max(state.version, version);
+  }
+  return state;
 }
 
-absl::StatusOr<MigrationReport> Migrate(SqlConnection& conn,
-                                        const std::vector<Migration>& migrations) {
+namespace {
+
+// Runs `body` under the database's migration lock, with the bookkeeping table there and the
+// legacy rows copied.
+template <typename T>
+absl::StatusOr<T> UnderLock(SqlConnection& conn,
+                            const std::function<absl::StatusOr<T>(std::map<int, Applied>&)>& body) {
   int64_t locked = 0;
-  absl::Status s =
-      conn.Query(kGetLock, {kLockWaitSeconds}, [&](const SqlRow& row) { locked = row.Int(0); });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(
+      conn.Query(kGetLock, {kLockWaitSeconds}, [&](const SqlRow& row) { locked = row.Int(0); }));
   if (locked != 1) {
     return absl::UnavailableError(absl::StrFormat(
         "another migration held the schema lock for over %d seconds", kLockWaitSeconds));
@@ -133,39 +201,92 @@ absl::StatusOr<MigrationReport> Migrate(SqlConnection& conn,
       LOG_IF(WARNING, !released.ok()) << "releasing the migration lock: " << released;
     }
   } unlock{conn};
+  RETURN_IF_ERROR(conn.ExecuteDirect(kCreateMigrationsTable));
+  RETURN_IF_ERROR(CopyLegacyRows(conn));
+  using AppliedMap = std::map<int, Applied>;
+  ASSIGN_OR_RETURN(AppliedMap applied, ReadApplied(conn));
+  return body(applied);
+}
 
-  if (s = conn.ExecuteDirect(kCreateMigrationsTable); !s.ok()) return s;
-  absl::StatusOr<std::map<int, Applied>> applied = ReadApplied(conn);
-  if (!applied.ok()) return applied.status();
-
+// The migrations by version, each checked against what was recorded of it; refuses to go on
+// over a dirty one.
+absl::StatusOr<std::map<int, const Migration*>> Plan(const std::vector<Migration>& migrations,
+                                                     const std::map<int, Applied>& applied) {
+  for (const auto& [version, a] : applied) {
+    if (a.dirty) return absl::FailedPreconditionError(DirtyMessage(version, a.name));
+  }
   std::map<int, const Migration*> ordered;
   for (const Migration& m : migrations) {
-    absl::StatusOr<int> version = VersionOf(m);
-    if (!version.ok()) return version.status();
-    if (!ordered.emplace(*version, &m).second) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("two migrations have version %d", *version));
+    ASSIGN_OR_RETURN(const int version, VersionOf(m));
+    if (!ordered.emplace(version, &m).second) {
+      return absl::InvalidArgumentError(absl::StrFormat("two migrations have version %d", version));
+    }
+    if (auto it = applied.find(version);
+        it != applied.end() && it->second.checksum != Checksum(m.sql)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "migration %s was changed after it was applied (recorded as %s); add a new "
+          "migration instead of editing an applied one",
+          m.name, it->second.name));
     }
   }
+  return ordered;
+}
 
-  MigrationReport report;
-  for (const auto& [version, m] : ordered) {
-    if (auto it = applied->find(version); it != applied->end()) {
-      if (it->second.checksum != Checksum(m->sql)) {
-        return absl::FailedPreconditionError(absl::StrFormat(
-            "migration %s was changed after it was applied (recorded as %s); add a new "
-            "migration instead of editing an applied one",
-            m->name, it->second.name));
-      }
-      continue;
-    }
-    LOG(INFO) << "applying migration " << m->name;
-    if (s = Apply(conn, *m, version); !s.ok()) return s;
-    report.applied.push_back(m->name);
-    (*applied)[version] = Applied{m->name, Checksum(m->sql)};
-  }
-  report.schema_version = applied->empty() ? 0 : applied->rbegin()->first;
-  return report;
+}  // namespace
+
+absl::StatusOr<MigrationReport> Migrate(SqlConnection& conn,
+                                        const std::vector<Migration>& migrations) {
+  return UnderLock<MigrationReport>(
+      conn, [&](std::map<int, Applied>& applied) -> absl::StatusOr<MigrationReport> {
+        ASSIGN_OR_RETURN(const auto ordered, Plan(migrations, applied));
+        MigrationReport report;
+        for (const auto& [version, m] : ordered) {
+          if (applied.count(version) > 0) continue;
+          LOG(INFO) << "applying migration " << m->name;
+          RETURN_IF_ERROR(Apply(conn, *m, version));
+          report.applied.push_back(m->name);
+          applied[version] = Applied{m->name, Checksum(m->sql), false};
+        }
+        report.schema_version = applied.empty() ? 0 : applied.rbegin()->first;
+        return report;
+      });
+}
+
+absl::StatusOr<std::string> PendingSql(SqlConnection& conn,
+                                       const std::vector<Migration>& migrations) {
+  return UnderLock<std::string>(
+      conn, [&](std::map<int, Applied>& applied) -> absl::StatusOr<std::string> {
+        ASSIGN_OR_RETURN(const auto ordered, Plan(migrations, applied));
+        std::string out;
+        for (const auto& [version, m] : ordered) {
+          if (applied.count(version) > 0) continue;
+          absl::StrAppend(&out, "-- migration ", m->name, "\n");
+          for (const std::string& stmt : SplitSqlStatements(m->sql)) {
+            absl::StrAppend(&out, stmt, ";\n");
+          }
+          absl::StrAppend(&out, "-- then record it as applied:\n", RecordAppliedSql(*m, version),
+                          ";\n\n");
+        }
+        if (out.empty()) out = "-- nothing to apply: the schema is up to date\n";
+        return out;
+      });
+}
+
+absl::Status ClearDirty(SqlConnection& conn, int version) {
+  return UnderLock<bool>(
+             conn,
+             [&](std::map<int, Applied>& applied) -> absl::StatusOr<bool> {
+               auto it = applied.find(version);
+               if (it == applied.end() || !it->second.dirty) {
+                 return absl::FailedPreconditionError(absl::StrFormat(
+                     "migration version %d is not recorded dirty in %s", version, kTable));
+               }
+               RETURN_IF_ERROR(conn.Execute(kRecordFinished, {int64_t{version}}).status());
+               LOG(INFO) << "migration " << it->second.name
+                         << " marked finished (cleared dirty) by the operator";
+               return true;
+             })
+      .status();
 }
 
 }  // namespace giftwall::storage

@@ -1,5 +1,5 @@
 // Versioned schema migrations: migrations/NNNN_name.sql, applied in order, recorded in
-// schema_migrations. Safe to run twice, and from several processes at once.
+// giftwall_schema_migrations. Safe to run twice, and from several processes at once.
 #ifndef GIFTWALL_SERVER_STORAGE_MIGRATOR_H_
 #define GIFTWALL_SERVER_STORAGE_MIGRATOR_H_
 
@@ -24,14 +24,31 @@ struct MigrationReport {
   int schema_version = 0;            // the highest version recorded afterwards
 };
 
-// Applies every migration not yet recorded, under a database-wide named lock so that concurrent
-// runs take turns. A recorded migration whose text has changed since is FAILED_PRECONDITION: the
-// schema would no longer be what the files say.
+// Applies every migration not yet recorded in giftwall_schema_migrations, under a database-wide
+// named lock so that concurrent runs take turns. The rows of an earlier release's own
+// `schema_migrations` are copied over first (that table stays; another tool's table of that name
+// is left alone). A recorded migration whose text has changed since is FAILED_PRECONDITION: the
+// schema would no longer be what the files say. So is one recorded dirty: it was started and
+// never finished, and only an operator can tell how far it got (ClearDirty).
 absl::StatusOr<MigrationReport> Migrate(SqlConnection& conn,
                                         const std::vector<Migration>& migrations);
 
-// The highest recorded version (0 on an empty database).
-absl::StatusOr<int> SchemaVersion(SqlConnection& conn);
+// The SQL Migrate would apply, with the INSERT that records each migration as applied; applies
+// nothing (migrate --print, for DBAs who run DDL with their own tools).
+absl::StatusOr<std::string> PendingSql(SqlConnection& conn,
+                                       const std::vector<Migration>& migrations);
+
+// Records the dirty migration `version` as finished, once an operator has completed it by hand.
+absl::Status ClearDirty(SqlConnection& conn, int version);
+
+struct SchemaState {
+  int version = 0;    // the highest recorded
+  std::string dirty;  // why not ready, if a migration is recorded dirty; else empty
+};
+
+// What giftwall_schema_migrations records; FAILED_PRECONDITION, naming both bookkeeping tables,
+// if it is not there.
+absl::StatusOr<SchemaState> ReadSchemaState(SqlConnection& conn);
 
 // The version the binary's embedded migrations bring the schema to.
 int LatestEmbeddedVersion();

@@ -53,12 +53,13 @@ std::string ReadinessProbe::Check() {
     if (!opened.ok()) return std::string(opened.status().message());
     conn_ = *std::move(opened);
   }
-  absl::StatusOr<int> version = storage::SchemaVersion(*conn_);
-  if (!version.ok()) return std::string(version.status().message());
+  absl::StatusOr<storage::SchemaState> schema = storage::ReadSchemaState(*conn_);
+  if (!schema.ok()) return std::string(schema.status().message());
+  if (!schema->dirty.empty()) return schema->dirty;
   const int needed = storage::LatestEmbeddedVersion();
-  if (*version < needed) {
-    return absl::StrCat("the database schema is at version ", *version, ", this binary needs ",
-                        needed, ": run `giftwall-server migrate`");
+  if (schema->version < needed) {
+    return absl::StrCat("the database schema is at version ", schema->version,
+                        ", this binary needs ", needed, ": run `giftwall-server migrate`");
   }
   return "";
 }

@@ -107,7 +107,7 @@ TEST(MigrateCommand, AppliesMigrationsAndIsSafeToRunTwice) {
                                                  "transport=\\(none\\) .* "
                                                  "payload_source=message"));
   }
-  EXPECT_GT(db.QueryInt("SELECT COUNT(*) FROM schema_migrations"), 0);
+  EXPECT_GT(db.QueryInt("SELECT COUNT(*) FROM giftwall_schema_migrations"), 0);
 }
 
 TEST(ServerConfig, InvalidConfigurationFailsAtStartWithOneClearLine) {
@@ -514,6 +514,32 @@ TEST_F(ServerE2eTest, OutboxPayloadSourceAnswersDoneAndDeadEventsFromTheLedger) 
   EXPECT_EQ(db_->QueryInt("SELECT gift_count FROM user_gift_wall WHERE app_code = 'pruned' "
                           "AND user_id = 33"),
             1);
+}
+
+// A migration recorded dirty keeps the server NOT_SERVING on readiness, saying why, until an
+// operator clears it with migrate --clear_dirty.
+TEST_F(ServerE2eTest, ADirtyMigrationKeepsReadinessNotServingUntilCleared) {
+  testing::TestDatabase db;
+  db.Exec("UPDATE giftwall_schema_migrations SET dirty = 1 WHERE version = 1");
+  ServerProcess server(db.url(), {"--catchup_interval=0"});
+  std::string log;
+  for (int i = 0; i < 100 && !absl::StrContains(log, "stopped part way"); ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    log = server.log();
+  }
+  EXPECT_THAT(log, HasSubstr("not ready: migration 0001_projection_and_wall.sql stopped part way"));
+  EXPECT_EQ(server.Health("readiness"), "NOT_SERVING");
+  std::string output;
+  EXPECT_EQ(
+      RunCommand({GIFTWALL_SERVER_BIN, "migrate", absl::StrCat("--mysql_url=", db.url())}, &output),
+      1);
+  EXPECT_THAT(output, HasSubstr("--clear_dirty=1"));
+  EXPECT_EQ(RunCommand({GIFTWALL_SERVER_BIN, "migrate", "--clear_dirty=1",
+                        absl::StrCat("--mysql_url=", db.url())},
+                       &output),
+            0)
+      << output;
+  EXPECT_TRUE(server.WaitReady()) << server.log();
 }
 
 // The admin service is not reachable by accident: without --enable_admin it does not exist.
