@@ -479,20 +479,30 @@ int RunHot() {
   }));
 }
 
-int RunWall() {
-  Rpc<GiftWallService, giftwall::v1::GetGiftWallRequest, giftwall::v1::GetGiftWallResponse> rpc;
-  rpc.fill = [](int stream, int64_t n, giftwall::v1::GetGiftWallRequest* request) {
-    std::mt19937_64 rng(static_cast<uint64_t>(stream) * 1'000'003u + static_cast<uint64_t>(n));
-    request->set_app_code(absl::GetFlag(FLAGS_app_code));
-    request->set_user_id(
-        1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(absl::GetFlag(FLAGS_users))));
-  };
+using WallRpc =
+    Rpc<GiftWallService, giftwall::v1::GetGiftWallRequest, giftwall::v1::GetGiftWallResponse>;
+
+// GetGiftWall calls whose requests `fill` writes.
+WallRpc GetGiftWallRpc(std::function<void(int, int64_t, giftwall::v1::GetGiftWallRequest*)> fill) {
+  WallRpc rpc;
+  rpc.fill = std::move(fill);
   rpc.sync = [](auto& stub, auto* context, const auto& request, auto* response) {
     return stub.GetGiftWall(context, request, response);
   };
   rpc.callback = [](auto& stub, auto* context, const auto* request, auto* response, auto done) {
     stub.async()->GetGiftWall(context, request, response, std::move(done));
   };
+  return rpc;
+}
+
+int RunWall() {
+  WallRpc rpc =
+      GetGiftWallRpc([](int stream, int64_t n, giftwall::v1::GetGiftWallRequest* request) {
+        std::mt19937_64 rng(static_cast<uint64_t>(stream) * 1'000'003u + static_cast<uint64_t>(n));
+        request->set_app_code(absl::GetFlag(FLAGS_app_code));
+        request->set_user_id(
+            1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(absl::GetFlag(FLAGS_users))));
+      });
   // "empty" says the walls were not filled first, which would make the figure meaningless.
   rpc.count = [](const giftwall::v1::GetGiftWallResponse& response, Tally& tally) {
     ++tally.events;
@@ -524,18 +534,12 @@ int RunCapWall() {
       return 1;
     }
   }
-  Rpc<GiftWallService, giftwall::v1::GetGiftWallRequest, giftwall::v1::GetGiftWallResponse> rpc;
-  rpc.fill = [user](int stream, int64_t, giftwall::v1::GetGiftWallRequest* request) {
-    request->set_app_code(absl::GetFlag(FLAGS_app_code));
-    request->set_user_id(user);
-    request->set_sort(static_cast<giftwall::v1::GiftWallSort>(1 + stream % 4));
-  };
-  rpc.sync = [](auto& stub, auto* context, const auto& request, auto* response) {
-    return stub.GetGiftWall(context, request, response);
-  };
-  rpc.callback = [](auto& stub, auto* context, const auto* request, auto* response, auto done) {
-    stub.async()->GetGiftWall(context, request, response, std::move(done));
-  };
+  WallRpc rpc =
+      GetGiftWallRpc([user](int stream, int64_t, giftwall::v1::GetGiftWallRequest* request) {
+        request->set_app_code(absl::GetFlag(FLAGS_app_code));
+        request->set_user_id(user);
+        request->set_sort(static_cast<giftwall::v1::GiftWallSort>(1 + stream % 4));
+      });
   // "short" says the wall is not at the cap (a smaller --max_wall_gifts, or a failed fill).
   rpc.count = [gifts](const giftwall::v1::GetGiftWallResponse& response, Tally& tally) {
     ++tally.events;

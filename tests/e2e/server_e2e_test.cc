@@ -68,6 +68,21 @@ class ServerE2eTest : public ::testing::Test {
     return stub->ProjectMessage(&context, request, response);
   }
 
+  // `bytes` sent as the request of `method` ("/package.Service/Method"), whatever it is.
+  static grpc::Status RawCall(const std::shared_ptr<grpc::Channel>& channel,
+                              const std::string& method, const std::string& bytes) {
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer request(&slice, 1);
+    grpc::ByteBuffer response;
+    grpc::GenericStub stub(channel);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                   [&done](grpc::Status status) { done.set_value(std::move(status)); });
+    return done.get_future().get();
+  }
+
   static grpc::Status Wall(const v1::GetGiftWallRequest& request, v1::GetGiftWallResponse* page) {
     auto stub = v1::GiftWallService::NewStub(server_->Channel());
     grpc::ClientContext context;
@@ -634,30 +649,26 @@ TEST_F(ServerE2eTest, AdminRefusalsAreAuditedAndListsAreCapped) {
     c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
     return c;
   };
-  {
-    v1::ListDeadEventsRequest request;
+  // The code `method` of the admin stub answers `request`, sent for app "capped".
+  auto code_of = [&](auto method, auto request, auto response) {
     request.set_app_code("capped");
-    request.set_error_contains(std::string(2000, 'x'));
-    v1::ListDeadEventsResponse response;
-    EXPECT_EQ(stub->ListDeadEvents(context().get(), request, &response).error_code(),
-              grpc::StatusCode::INVALID_ARGUMENT);
-  }
-  {
-    v1::RunCatchUpRequest request;
-    request.set_app_code("capped");
-    request.set_limit(-1);
-    v1::RunCatchUpResponse response;
-    EXPECT_EQ(stub->RunCatchUp(context().get(), request, &response).error_code(),
-              grpc::StatusCode::INVALID_ARGUMENT);
-  }
-  {
-    v1::VerifyGiftWallRequest request;
-    request.set_app_code("capped");
-    request.set_user_id(-1);
-    v1::VerifyGiftWallResponse response;
-    EXPECT_EQ(stub->VerifyGiftWall(context().get(), request, &response).error_code(),
-              grpc::StatusCode::INVALID_ARGUMENT);
-  }
+    return ((*stub).*method)(context().get(), request, &response).error_code();
+  };
+  v1::ListDeadEventsRequest long_filter;
+  long_filter.set_error_contains(std::string(2000, 'x'));
+  EXPECT_EQ(code_of(&v1::ProjectionAdminService::Stub::ListDeadEvents, long_filter,
+                    v1::ListDeadEventsResponse()),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  v1::RunCatchUpRequest negative_limit;
+  negative_limit.set_limit(-1);
+  EXPECT_EQ(code_of(&v1::ProjectionAdminService::Stub::RunCatchUp, negative_limit,
+                    v1::RunCatchUpResponse()),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  v1::VerifyGiftWallRequest negative_user;
+  negative_user.set_user_id(-1);
+  EXPECT_EQ(code_of(&v1::ProjectionAdminService::Stub::VerifyGiftWall, negative_user,
+                    v1::VerifyGiftWallResponse()),
+            grpc::StatusCode::INVALID_ARGUMENT);
   for (const std::string method : {"ListDeadEvents", "RunCatchUp", "VerifyGiftWall"}) {
     EXPECT_THAT(admin.log(),
                 HasSubstr(absl::StrCat("audit: caller=(anyone: no access policy) "
@@ -903,18 +914,8 @@ TEST_F(ServerE2eTest, CallsToUnknownMethodsDoNotGrowTheMetrics) {
   ServerProcess server(db_->url(), {"--catchup_interval=0",
                                     absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port)});
   ASSERT_TRUE(server.WaitReady()) << server.log();
-  grpc::GenericStub stub(server.Channel());
-  auto call = [&](const std::string& method) {
-    grpc::Slice slice("");
-    grpc::ByteBuffer request(&slice, 1);
-    grpc::ByteBuffer response;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    std::promise<grpc::Status> done;
-    stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
-                   [&done](grpc::Status status) { done.set_value(std::move(status)); });
-    return done.get_future().get();
-  };
+  const std::shared_ptr<grpc::Channel> channel = server.Channel();
+  auto call = [&](const std::string& method) { return RawCall(channel, method, ""); };
   const auto unknown = [](int i) { return absl::StrCat("/x.Y/", std::string(4000, 'a'), i); };
   ASSERT_EQ(call(unknown(-1)).error_code(), grpc::StatusCode::UNIMPLEMENTED);
   const size_t metrics_before = testing::HttpGet(metrics_port, "/metrics").size();
@@ -938,16 +939,7 @@ TEST_F(ServerE2eTest, CallsToUnknownMethodsDoNotGrowTheMetrics) {
 // no message; the server answers INVALID_ARGUMENT naming the request's type, and does nothing.
 TEST_F(ServerE2eTest, UndecodableRequestsAreInvalidArgumentNamingTheRequestType) {
   auto raw_call = [](const std::string& method, const std::string& bytes) {
-    grpc::Slice slice(bytes);
-    grpc::ByteBuffer request(&slice, 1);
-    grpc::ByteBuffer response;
-    grpc::GenericStub stub(server_->Channel());
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    std::promise<grpc::Status> done;
-    stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
-                   [&done](grpc::Status status) { done.set_value(std::move(status)); });
-    return done.get_future().get();
+    return RawCall(server_->Channel(), method, bytes);
   };
   v1::ProjectMessageRequest not_utf8;
   *not_utf8.mutable_message() =
