@@ -50,6 +50,19 @@ function freePort() {
   });
 }
 
+// The users of docs/OPERATIONS.md's grants, by name: a fresh password each, and its GRANT
+// statements with the database `giftwall` replaced by `databaseName`.
+function operatorUsers(databaseName) {
+  const operations = readFileSync(join(repoRoot, "docs/OPERATIONS.md"), "utf8");
+  const users = new Map();
+  for (const [statement, user] of operations.matchAll(/^\s*GRANT [A-Z, ]+ ON giftwall\.\* TO '([a-z_]+)'@'%';$/gm)) {
+    if (!users.has(user)) users.set(user, { password: randomBytes(12).toString("hex"), grants: [] });
+    users.get(user).grants.push(statement.trim().replace("ON giftwall.*", `ON \`${databaseName}\`.*`).replace(/;$/, ""));
+  }
+  assert.ok(users.size > 0, "docs/OPERATIONS.md grants no database user");
+  return users;
+}
+
 // `host:port` with the port the test listens on instead.
 function withPort(hostPort, ports) {
   const port = portOf(hostPort);
@@ -176,15 +189,22 @@ for (const overlay of overlayNames()) {
   describe(`overlay ${overlay}, run`, () => {
     const objects = render(overlay);
     const config = generatedConfigMap(objects, "giftwall").data;
-    const database = { name: `gw_deploy_${overlay}_${process.pid}`, password: randomBytes(12).toString("hex") };
+    const database = { name: `gw_deploy_${overlay}_${process.pid}` };
+    // The database users docs/OPERATIONS.md has the operator create, with exactly its grants
+    // (on the test's database), and a password each.
+    const users = operatorUsers(database.name);
     // The secrets docs/OPERATIONS.md has the operator create, and a reader of the overlay's
     // access policy, with a certificate of the name the policy knows it by.
     const policy = JSON.parse(find(objects, "ConfigMap", "giftwall-access").data["access-policy.json"]);
     const reader = policy.callers.find((c) => c.roles.includes("reader") && c.app_codes.includes("*") && c.certificate_names?.length);
     assert.ok(reader, "the access policy has no reader of every app with a certificate name");
     const pki = makePki(reader.certificate_names[0]);
+    const servingUser = new URL(config.GIFTWALL_MYSQL_URL).username;
+    const migrateUser = new URL(generatedConfigMap(objects, "giftwall-migrate").data.GIFTWALL_MYSQL_URL).username;
+    for (const user of [servingUser, migrateUser]) assert.ok(users.has(user), `docs/OPERATIONS.md creates no database user ${user}`);
     const secrets = {
-      "giftwall-mysql": { password: `${database.password}\n` },
+      "giftwall-mysql": { password: `${users.get(servingUser).password}\n` },
+      "giftwall-mysql-migrate": { password: `${users.get(migrateUser).password}\n` },
       "giftwall-tls": { "tls.crt": pki.server.cert, "tls.key": pki.server.key, "ca.crt": pki.ca },
     };
     const root = mkdtempSync(join(tmpdir(), `giftwall-pod-${overlay}-`));
@@ -198,18 +218,20 @@ for (const overlay of overlayNames()) {
     };
 
     before(async () => {
-      const user = new URL(config.GIFTWALL_MYSQL_URL).username;
       sql(`CREATE DATABASE \`${database.name}\``);
-      sql(`CREATE OR REPLACE USER '${user}'@'%' IDENTIFIED BY '${database.password}'`);
-      sql(`GRANT ALL PRIVILEGES ON \`${database.name}\`.* TO '${user}'@'%'`);
+      for (const [user, { password, grants }] of users) {
+        sql(`CREATE OR REPLACE USER '${user}'@'%' IDENTIFIED BY '${password}'`);
+        for (const grant of grants) sql(grant);
+      }
     });
     after(() => {
       for (const pod of pods) pod.stop();
       sql(`DROP DATABASE IF EXISTS \`${database.name}\``);
+      for (const user of users.keys()) sql(`DROP USER IF EXISTS '${user}'@'%'`);
       rmSync(root, { recursive: true, force: true });
     });
 
-    test("the migration Job's container migrates the database, with the overlay's user", async () => {
+    test("the migration Job's container migrates the database, as its own user", async () => {
       const job = objects.find((o) => o.kind === "Job");
       const pod = podOf(job);
       await pod.prepare();

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { stringify } from "yaml";
 import {
+  containerEnvironment,
   find,
   generatedConfigMap,
   matches,
@@ -188,6 +189,24 @@ for (const overlay of overlayNames()) {
       assert.deepEqual(job.spec.template.spec.containers[0].args, ["migrate"]);
       assert.ok(job.spec.ttlSecondsAfterFinished > 0 && job.spec.activeDeadlineSeconds > 0);
       assert.equal(job.spec.template.spec.restartPolicy, "Never");
+    });
+
+    test("the migration runs as a database user of its own, with its own secret", () => {
+      const job = objects.find((o) => o.kind === "Job");
+      const container = job.spec.template.spec.containers[0];
+      const env = containerEnvironment(objects, container, {});
+      const migrate = new URL(env.GIFTWALL_MYSQL_URL);
+      const serving = new URL(config.GIFTWALL_MYSQL_URL);
+      assert.notEqual(migrate.username, serving.username, "the Job connects as the serving user");
+      assert.equal(migrate.host, serving.host);
+      assert.equal(migrate.pathname, serving.pathname);
+      assert.equal(migrate.password, "", "the password comes from the secret file, not the ConfigMap");
+      const mount = container.volumeMounts.find((m) => env.GIFTWALL_MYSQL_PASSWORD_FILE.startsWith(`${m.mountPath}/`));
+      const secretOf = (spec, name) => spec.volumes.find((v) => v.name === name).secret.secretName;
+      assert.equal(secretOf(job.spec.template.spec, mount.name), "giftwall-mysql-migrate");
+      for (const deployment of objects.filter((o) => o.kind === "Deployment")) {
+        assert.equal(secretOf(deployment.spec.template.spec, mount.name), "giftwall-mysql", deployment.metadata.name);
+      }
     });
 
     test("each Service selects one workload's pods, on ports they have", () => {
