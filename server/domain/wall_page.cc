@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <tuple>
+#include <utility>
 
 namespace giftwall::domain {
 namespace {
@@ -52,10 +52,16 @@ WallSummary SummarizeWall(const std::vector<WallItem>& wall) {
 namespace {
 
 std::vector<uint32_t> Order(const std::vector<WallItem>& items, WallSort sort) {
-  std::vector<uint32_t> order(items.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return Before(items[a], items[b], sort); });
+  // The sort values are read once, not at every comparison; gift ids break ties.
+  std::vector<std::pair<int64_t, uint32_t>> keyed(items.size());
+  for (uint32_t i = 0; i < keyed.size(); ++i) keyed[i] = {SortValue(items[i], sort), i};
+  const bool descending = Descending(sort);
+  std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return descending ? a.first > b.first : a.first < b.first;
+    return items[a.second].gift_id < items[b.second].gift_id;
+  });
+  std::vector<uint32_t> order(keyed.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = keyed[i].second;
   return order;
 }
 
@@ -89,7 +95,7 @@ WallPage PageWall(const WallSnapshot& wall, WallSort sort, const std::optional<W
   WallPage page;
   const auto take = std::min<std::ptrdiff_t>(order->end() - begin, std::max(limit, 0));
   page.items.reserve(static_cast<size_t>(take));
-  for (auto it = begin; it != begin + take; ++it) page.items.push_back(wall.items[*it]);
+  for (auto it = begin; it != begin + take; ++it) page.items.push_back(&wall.items[*it]);
   page.has_more = begin + take != order->end();
   return page;
 }

@@ -51,8 +51,9 @@ struct WallCursor {
   std::string gift_id;
 };
 
+// A page of a snapshot: its items point into the snapshot, which must outlive the page.
 struct WallPage {
-  std::vector<WallItem> items;
+  std::vector<const WallItem*> items;
   bool has_more = false;
 };
 
@@ -73,10 +74,13 @@ struct WallSnapshot {
 WallSnapshot SnapshotWall(std::vector<WallItem> wall, const std::vector<WallSort>& sorts);
 
 // Up to `limit` gifts of `wall` in `sort` order (ties by gift_id ascending), after `after`: a
-// binary search and a copy of the page, if the snapshot was taken for `sort` (else it is sorted
-// here first).
+// binary search, the page pointing into `wall`, if the snapshot was taken for `sort` (else it is
+// sorted here first).
 WallPage PageWall(const WallSnapshot& wall, WallSort sort, const std::optional<WallCursor>& after,
                   int limit);
+// A page of a temporary snapshot would point at nothing.
+WallPage PageWall(const WallSnapshot&& wall, WallSort sort, const std::optional<WallCursor>& after,
+                  int limit) = delete;
 
 }  // namespace giftwall::domain
 

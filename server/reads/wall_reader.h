@@ -1,14 +1,18 @@
 // GetGiftWall's reads, coalesced as the projection's writes are: concurrent readers' walls are
 // read together, one statement for many walls (each a primary-key range, all in one snapshot), so
 // that a busy read path costs the database a statement per group rather than per call. A wall
-// read for several readers is summarized and sorted once for them all.
+// read for several readers is summarized and sorted once for them all. A wall is read by one lane
+// at a time: the reads of it that arrive meanwhile wait for that lane's next read of it, rather
+// than read it again beside it (a hot wall would otherwise cost a statement per lane).
 #ifndef GIFTWALL_SERVER_READS_WALL_READER_H_
 #define GIFTWALL_SERVER_READS_WALL_READER_H_
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -47,9 +51,15 @@ struct WallReaderStats {
   int64_t reads = 0;
 };
 
+// Reads the whole walls of `user_ids` of one app, in one statement and one snapshot: walls
+// absent from the result are empty. storage::WallRepository::ReadWalls, or a test's.
+using ReadWallsFn = std::function<absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>>(
+    absl::string_view app_code, absl::Span<const int64_t> user_ids)>;
+
 class WallReader {
  public:
   WallReader(storage::WallRepository& walls, WallReaderOptions options);
+  WallReader(ReadWallsFn read_walls, WallReaderOptions options);
   WallReader(const WallReader&) = delete;
   WallReader& operator=(const WallReader&) = delete;
 
@@ -66,11 +76,25 @@ class WallReader {
   int queued() const { return queue_.queued(); }
 
  private:
-  void RunGroup(std::vector<WallRead> group) ABSL_LOCKS_EXCLUDED(mu_);
+  // A wall: app code and user.
+  using WallKey = std::pair<std::string, int64_t>;
+  using ReadsByWall = std::map<WallKey, std::vector<WallRead>>;
 
-  storage::WallRepository& walls_;
+  void RunGroup(std::vector<WallRead> group) ABSL_LOCKS_EXCLUDED(mu_);
+  // The group's reads of the walls no other lane is reading, which this lane now reads; the
+  // others wait for their wall's lane.
+  ReadsByWall Claim(std::vector<WallRead> group) ABSL_LOCKS_EXCLUDED(mu_);
+  // The reads that waited for `read` (walls this lane just read), to be read next; the walls
+  // nobody waited for are released.
+  ReadsByWall TakeWaiting(const ReadsByWall& read) ABSL_LOCKS_EXCLUDED(mu_);
+  // Reads `walls` (a statement per app code) and answers their reads.
+  void ReadAndAnswer(ReadsByWall& walls) ABSL_LOCKS_EXCLUDED(mu_);
+
+  const ReadWallsFn read_walls_;
   mutable absl::Mutex mu_;
   WallReaderStats stats_ ABSL_GUARDED_BY(mu_);
+  // The walls a lane is reading, with the reads that arrived for them meanwhile.
+  ReadsByWall being_read_ ABSL_GUARDED_BY(mu_);
   // Last: its lanes stop before the members they use go.
   concurrency::GroupQueue<WallRead> queue_;
 };

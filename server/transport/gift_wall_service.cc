@@ -387,9 +387,9 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
     }
     const domain::WallSummary& summary = (*wall)->summary;
     const domain::WallPage page = domain::PageWall(**wall, sort, after, page_size);
-    for (const domain::WallItem& item : page.items) Fill(item, response->add_items());
+    for (const domain::WallItem* item : page.items) Fill(*item, response->add_items());
     if (page.has_more) {
-      const domain::WallItem& last = page.items.back();
+      const domain::WallItem& last = *page.items.back();
       response->set_next_page_token(domain::EncodeGiftWallPageToken(
           {sort, app_code, user_id, domain::SortValue(last, sort), last.gift_id}));
     }

@@ -31,9 +31,9 @@ std::vector<WallItem> ReadAll(const std::vector<WallItem>& wall, WallSort sort, 
   for (int pages = 0; pages < 1000; ++pages) {
     WallPage page = PageWall(snapshot, sort, after, page_size);
     EXPECT_LE(page.items.size(), static_cast<size_t>(page_size));
-    all.insert(all.end(), page.items.begin(), page.items.end());
+    for (const WallItem* item : page.items) all.push_back(*item);
     if (!page.has_more) break;
-    after = WallCursor{SortValue(page.items.back(), sort), page.items.back().gift_id};
+    after = WallCursor{SortValue(*page.items.back(), sort), page.items.back()->gift_id};
   }
   return all;
 }
@@ -66,18 +66,16 @@ TEST(PageWall, EverySortPagesThrough120GiftsWithoutGapsOrRepeatsTiesByGiftId) {
 }
 
 TEST(PageWall, TheLastPageSaysNoMoreAndAPageAfterTheEndIsEmpty) {
-  const std::vector<WallItem> wall = {Gift("a", 3, 0, 1, 1), Gift("b", 2, 0, 1, 1)};
-  WallPage page =
-      PageWall(SnapshotWall(wall, {WallSort::kCountDesc}), WallSort::kCountDesc, std::nullopt, 2);
+  const WallSnapshot snapshot =
+      SnapshotWall({Gift("a", 3, 0, 1, 1), Gift("b", 2, 0, 1, 1)}, {WallSort::kCountDesc});
+  WallPage page = PageWall(snapshot, WallSort::kCountDesc, std::nullopt, 2);
   EXPECT_EQ(page.items.size(), 2u);
   EXPECT_FALSE(page.has_more);
-  page = PageWall(SnapshotWall(wall, {WallSort::kCountDesc}), WallSort::kCountDesc,
-                  WallCursor{2, "b"}, 2);
+  page = PageWall(snapshot, WallSort::kCountDesc, WallCursor{2, "b"}, 2);
   EXPECT_TRUE(page.items.empty());
   EXPECT_FALSE(page.has_more);
-  EXPECT_TRUE(
-      PageWall(SnapshotWall({}, {WallSort::kCoinsDesc}), WallSort::kCoinsDesc, std::nullopt, 50)
-          .items.empty());
+  const WallSnapshot empty = SnapshotWall({}, {WallSort::kCoinsDesc});
+  EXPECT_TRUE(PageWall(empty, WallSort::kCoinsDesc, std::nullopt, 50).items.empty());
 }
 
 TEST(SummarizeWall, CoversTheWholeWallAndSaturates) {

@@ -170,9 +170,9 @@ std::map<int64_t, WallView> ReadWalls(WallRepository& repo) {
     std::vector<WallItem> items;
     for (;;) {
       WallPage page = domain::PageWall(wall, domain::WallSort::kCountDesc, after, 4);
-      items.insert(items.end(), page.items.begin(), page.items.end());
+      for (const WallItem* item : page.items) items.push_back(*item);
       if (!page.has_more) break;
-      after = WallCursor{page.items.back().gift_count, page.items.back().gift_id};
+      after = WallCursor{page.items.back()->gift_count, page.items.back()->gift_id};
     }
     std::vector<std::string> gift_ids;
     for (const WallItem& item : items) {
