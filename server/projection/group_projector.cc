@@ -52,14 +52,18 @@ enum class Ending {
 enum class Phase { kRead, kClaim, kFold };
 
 Ending Classify(const absl::Status& status, Phase phase) {
-  const int code = storage::MysqlErrno(status);
-  if (code == storage::mysql_errno::kDeadlock) return Ending::kContention;
-  if (code == storage::mysql_errno::kLockWaitTimeout) {
-    return phase == Phase::kClaim ? Ending::kClaimLockWait : Ending::kContention;
+  switch (storage::ErrorKindOf(status)) {
+    case storage::DbErrorKind::kConflict:
+      return Ending::kContention;
+    case storage::DbErrorKind::kLockWait:
+      return phase == Phase::kClaim ? Ending::kClaimLockWait : Ending::kContention;
+    case storage::DbErrorKind::kDuplicate:
+      return phase == Phase::kClaim ? Ending::kRaced : Ending::kTransient;
+    case storage::DbErrorKind::kPermanent:
+      return phase == Phase::kFold ? Ending::kPermanent : Ending::kTransient;
+    default:
+      return Ending::kTransient;
   }
-  if (code == storage::mysql_errno::kDuplicateKey && phase == Phase::kClaim) return Ending::kRaced;
-  if (phase == Phase::kFold && storage::IsPermanentDataError(status)) return Ending::kPermanent;
-  return Ending::kTransient;
 }
 
 int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
@@ -228,7 +232,7 @@ std::vector<UnitResult> GroupRun::Run() {
 }
 
 void GroupRun::Resolve(std::vector<size_t> owners) {
-  int contended = 0;
+  storage::ContentionRetries contention(retry_);
   // A race (a ledger row inserted or changed by another caller since it was read) is retried at
   // once and not counted as contention while each retry claims fewer events: the other caller
   // has committed, and the next read answers its events.
@@ -306,13 +310,12 @@ void GroupRun::Resolve(std::vector<size_t> owners) {
         }
         [[fallthrough]];
       case Ending::kContention:
-        if (++contended >= std::max(1, retry_.contention_attempts)) {
-          return Fail(owners, absl::AbortedError(absl::StrFormat(
-                                  "gave up after %d attempts on lock contention; retry later: %s",
-                                  contended, attempt.cause.message())));
+        if (absl::StatusOr<absl::Duration> pause = contention.Next(attempt.cause); pause.ok()) {
+          absl::SleepFor(*pause);
+          continue;
+        } else {
+          return Fail(owners, pause.status());
         }
-        absl::SleepFor(domain::ContentionBackoff(retry_, contended + 1, storage::Jitter()));
-        continue;
     }
   }
 }

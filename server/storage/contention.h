@@ -1,19 +1,35 @@
-// Deadlocks (1213) and lock-wait timeouts (1205) are contention, not failure: the work was sound
-// and another transaction was in the way. The whole transaction is retried after a jittered
+// Contention (DbErrorKind kConflict or kLockWait) is not failure: the work was sound and another
+// transaction was in the way. The whole transaction is retried after a jittered
 // pause, a few times, and never counted as a failure of the event.
 #ifndef GIFTWALL_SERVER_STORAGE_CONTENTION_H_
 #define GIFTWALL_SERVER_STORAGE_CONTENTION_H_
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "server/domain/backoff.h"
 #include "server/storage/connection_pool.h"
+#include "server/storage/db_error.h"
 
 namespace giftwall::storage {
 
 // A uniform number in [0, 1) from a per-thread generator.
 double Jitter();
+
+// The pauses between the attempts of one piece of work that meets contention, and the point
+// where it gives up: the one retry policy for contention, whoever retries.
+class ContentionRetries {
+ public:
+  explicit ContentionRetries(const domain::RetryPolicy& policy) : policy_(policy) {}
+
+  // After an attempt that met contention (`cause`): the pause before the next attempt, or
+  // ABORTED once policy.contention_attempts attempts have met it.
+  absl::StatusOr<absl::Duration> Next(const absl::Status& cause);
+
+ private:
+  const domain::RetryPolicy& policy_;
+  int attempts_ = 0;
+};
 
 // Runs `body` with a pooled session; when it fails on contention, returns the session to the
 // pool, pauses and runs it again, up to policy.contention_attempts times in all, then ABORTED.
@@ -22,8 +38,8 @@ template <typename T>
 absl::StatusOr<T> RunWithContentionRetries(
     ConnectionPool& pool, const domain::RetryPolicy& policy,
     absl::FunctionRef<absl::StatusOr<T>(SqlConnection&)> body) {
-  const int attempts = std::max(1, policy.contention_attempts);
-  for (int attempt = 1;; ++attempt) {
+  ContentionRetries retries(policy);
+  for (;;) {
     absl::Status contention;
     {
       absl::StatusOr<PooledConnection> conn = pool.Acquire();
@@ -32,12 +48,9 @@ absl::StatusOr<T> RunWithContentionRetries(
       if (result.ok() || !IsContention(result.status())) return result;
       contention = result.status();
     }  // the session goes back to the pool before the pause
-    if (attempt >= attempts) {
-      return absl::AbortedError(
-          absl::StrFormat("gave up after %d attempts on lock contention; retry later: %s", attempts,
-                          contention.message()));
-    }
-    absl::SleepFor(domain::ContentionBackoff(policy, attempt + 1, Jitter()));
+    absl::StatusOr<absl::Duration> pause = retries.Next(contention);
+    if (!pause.ok()) return pause.status();
+    absl::SleepFor(*pause);
   }
 }
 

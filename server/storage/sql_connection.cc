@@ -12,67 +12,16 @@
 #include <optional>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "glog/logging.h"
 
 namespace giftwall::storage {
 namespace {
 
-constexpr absl::string_view kErrnoPayload = "giftwall.storage/mysql-errno";
 // A statement cache larger than this means SQL is being built per call: a bug worth surviving.
 constexpr size_t kMaxPreparedStatements = 128;
-
-// Client-side and connection-level errors: the session cannot be trusted any more.
-bool IsConnectionErrno(int code) {
-  return (code >= 2000 && code < 3000) || code == mysql_errno::kConnectionKilled ||
-         code == mysql_errno::kServerShutdown || code == 1152 /* aborted connection */ ||
-         code == 4031 /* MySQL: disconnected for inactivity */;
-}
-
-absl::StatusCode CodeFor(int code) {
-  if (IsConnectionErrno(code) || code == 1040 /* too many connections */) {
-    return absl::StatusCode::kUnavailable;
-  }
-  switch (code) {
-    case mysql_errno::kDeadlock:
-    case mysql_errno::kLockWaitTimeout:
-      return absl::StatusCode::kAborted;
-    case mysql_errno::kDuplicateKey:
-      return absl::StatusCode::kAlreadyExists;
-    case mysql_errno::kBigintOutOfRange:
-    case mysql_errno::kOutOfRange:
-    case mysql_errno::kDataTooLong:
-      return absl::StatusCode::kOutOfRange;
-    case mysql_errno::kStatementTimeoutMariadb:
-    case mysql_errno::kStatementTimeoutMysql:
-      return absl::StatusCode::kDeadlineExceeded;
-    default:
-      return absl::StatusCode::kInternal;
-  }
-}
-
-absl::Mutex error_counts_mu(absl::kConstInit);
-std::map<int, int64_t>& ErrorCounts() ABSL_EXCLUSIVE_LOCKS_REQUIRED(error_counts_mu) {
-  static auto* const counts = new std::map<int, int64_t>();
-  return *counts;
-}
-
-void CountError(int code) {
-  absl::MutexLock lock(&error_counts_mu);
-  ++ErrorCounts()[code];
-}
-
-absl::Status MysqlError(int code, absl::string_view sqlstate, absl::string_view message) {
-  absl::Status status(CodeFor(code),
-                      absl::StrFormat("mysql error %d (%s): %s", code, sqlstate, message));
-  status.SetPayload(kErrnoPayload, absl::Cord(absl::StrCat(code)));
-  return status;
-}
 
 int Seconds(absl::Duration d) {
   return static_cast<int>(
@@ -101,29 +50,6 @@ void Bind(sql::PreparedStatement& stmt, absl::Span<const SqlParam> params) {
 }  // namespace
 
 void InitMysqlDriver() { Driver(); }
-
-std::map<int, int64_t> MysqlErrorCounts() {
-  absl::MutexLock lock(&error_counts_mu);
-  return ErrorCounts();
-}
-
-int MysqlErrno(const absl::Status& status) {
-  absl::optional<absl::Cord> payload = status.GetPayload(kErrnoPayload);
-  int code = 0;
-  if (payload && absl::SimpleAtoi(std::string(*payload), &code)) return code;
-  return 0;
-}
-
-bool IsContention(const absl::Status& status) {
-  const int code = MysqlErrno(status);
-  return code == mysql_errno::kDeadlock || code == mysql_errno::kLockWaitTimeout;
-}
-
-bool IsPermanentDataError(const absl::Status& status) {
-  const int code = MysqlErrno(status);
-  return code == mysql_errno::kBigintOutOfRange || code == mysql_errno::kOutOfRange ||
-         code == mysql_errno::kDataTooLong;
-}
 
 int64_t SqlRow::Int(int column) const { return rs_.getInt64(static_cast<uint32_t>(column + 1)); }
 
@@ -169,11 +95,11 @@ absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Open(const MysqlEn
     conn.reset(new SqlConnection(std::unique_ptr<sql::Connection>(Driver()->connect(props))));
     conn->direct_.reset(conn->conn_->createStatement());
   } catch (const sql::SQLException& e) {
-    CountError(e.getErrorCode());
+    CountMysqlError(e.getErrorCode());
     return absl::UnavailableError(absl::StrFormat("cannot connect to %s: mysql error %d: %s",
                                                   endpoint.Describe(), e.getErrorCode(), e.what()));
   } catch (const std::exception& e) {
-    CountError(0);
+    CountMysqlError(0);
     return absl::UnavailableError(
         absl::StrFormat("cannot connect to %s: %s", endpoint.Describe(), e.what()));
   }
@@ -215,9 +141,9 @@ absl::Status SqlConnection::FromCurrentException(absl::string_view sql) {
     throw;
   } catch (const sql::SQLException& e) {
     const int code = e.getErrorCode();
-    CountError(code);
-    if (IsConnectionErrno(code) || code == 0) broken_ = true;
+    if (IsSessionLost(code) || code == 0) broken_ = true;
     if (code == 0) {
+      CountMysqlError(0);
       // The connector's own errors (no server error number) leave the session in an
       // unknown state.
       LOG(ERROR) << "mysql connector error: " << e.what() << " in: " << sql;
@@ -230,13 +156,13 @@ absl::Status SqlConnection::FromCurrentException(absl::string_view sql) {
     LOG_IF(ERROR, error.code() == absl::StatusCode::kInternal) << error << " in: " << sql;
     return error;
   } catch (const std::exception& e) {
-    CountError(0);
+    CountMysqlError(0);
     broken_ = true;
     LOG(ERROR) << "mysql connector error: " << e.what() << " in: " << sql;
     return absl::InternalError(
         absl::StrCat("mysql connector error: ", e.what(), " in: ", sql.substr(0, 80)));
   } catch (...) {
-    CountError(0);
+    CountMysqlError(0);
     broken_ = true;
     LOG(ERROR) << "mysql connector error (not a std::exception) in: " << sql;
     return absl::InternalError(

@@ -1,10 +1,10 @@
 // One MySQL/MariaDB session. The only place (with the pool) that touches the connector; its
-// exceptions stop here and come out as absl::Status carrying the server's error number.
+// exceptions stop here and come out as absl::Status carrying the server's error number and
+// its kind (db_error.h).
 #ifndef GIFTWALL_SERVER_STORAGE_SQL_CONNECTION_H_
 #define GIFTWALL_SERVER_STORAGE_SQL_CONNECTION_H_
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "server/storage/db_error.h"
 #include "server/storage/mysql_url.h"
 
 namespace sql {
@@ -31,31 +32,6 @@ namespace giftwall::storage {
 // Loads the connector's driver. Its first use is not thread-safe: main calls this before any
 // thread starts (later calls are no-ops).
 void InitMysqlDriver();
-
-// MySQL/MariaDB error numbers this layer acts on.
-namespace mysql_errno {
-inline constexpr int kDuplicateKey = 1062;
-inline constexpr int kLockWaitTimeout = 1205;  // rolls back only the statement
-inline constexpr int kDeadlock = 1213;         // rolls back the whole transaction
-inline constexpr int kOutOfRange = 1264;
-inline constexpr int kDataTooLong = 1406;
-inline constexpr int kBigintOutOfRange = 1690;
-inline constexpr int kServerShutdown = 1053;
-inline constexpr int kConnectionKilled = 1927;  // MariaDB: KILL of this connection
-inline constexpr int kStatementTimeoutMariadb = 1969;
-inline constexpr int kStatementTimeoutMysql = 3024;
-}  // namespace mysql_errno
-
-// The server's error number behind a status returned by this layer; 0 if there is none.
-int MysqlErrno(const absl::Status& status);
-
-// How many errors sessions of this process have met, by MySQL/MariaDB error number (0: the
-// connector's own, with no server error number): for the metrics.
-std::map<int, int64_t> MysqlErrorCounts();
-// Deadlock or lock-wait timeout: the work was sound, another transaction was in the way.
-bool IsContention(const absl::Status& status);
-// An error no retry can fix: a value out of range or too long for its column.
-bool IsPermanentDataError(const absl::Status& status);
 
 // The settings every session starts with.
 struct SessionOptions {

@@ -115,7 +115,7 @@ TEST_F(ProjectionStoreTest, InsertLedgerFailsOnARowThatExistsAndIfAbsentLeavesIt
   ProjectionStore store(*conn_);
   ASSERT_TRUE(store.InsertLedger("demo", {Done("E1", 7)}).ok());
   const absl::Status again = store.InsertLedger("demo", {Done("E2", 7), Done("E1", 7)});
-  EXPECT_EQ(MysqlErrno(again), mysql_errno::kDuplicateKey) << again;
+  EXPECT_EQ(ErrorKindOf(again), DbErrorKind::kDuplicate) << again;
   LedgerWrite failed = Done("E1", 7);
   failed.status = LedgerStatus::kFailed;
   failed.retry_count = 1;
@@ -203,7 +203,7 @@ TEST_F(ProjectionStoreTest, Rule6_AnOverflowingMergeIsAnOutOfRangeError) {
   big.gift.gift_count = 1;
   const WallDeltas one = *domain::FoldDeltas({big});
   const absl::Status s = store.MergeWalls("demo", one, {}).status();
-  EXPECT_TRUE(IsPermanentDataError(s)) << s;
+  EXPECT_EQ(ErrorKindOf(s), DbErrorKind::kPermanent) << s;
 }
 
 // The cap (DESIGN §2.14) is checked only when a merge adds rows, and reads back only then.
