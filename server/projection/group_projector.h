@@ -1,5 +1,6 @@
 // Projects a group of events in one transaction and a constant number of statements, whatever
-// the group's size (DESIGN §2): read the ledger rows that exist (skipped for relay groups while
+// the group's size (DESIGN §2). The plans and the decisions are group_plan.h's; this runs them on
+// a GroupStore: read the ledger rows that exist (skipped for relay groups while
 // recent groups met none: their rows are inserted at once, and one that exists sends the group
 // back to be read first), decide every claim
 // (domain::DecideClaim), fold the claimed events into per-row deltas (domain::FoldDeltas), then
@@ -14,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,6 +24,7 @@
 #include "server/domain/envelope.h"
 #include "server/domain/projection.h"
 #include "server/domain/wall_cap.h"
+#include "server/projection/group_store.h"
 #include "server/projection/unit.h"
 #include "server/storage/connection_pool.h"
 
@@ -32,7 +35,14 @@ class GroupProjector final : public UnitProjector {
   // `max_wall_gifts`: the cap on a wall's distinct gifts (DESIGN §2.14).
   GroupProjector(storage::ConnectionPool& pool, domain::RetryPolicy retry,
                  int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
-      : pool_(pool), retry_(retry), max_wall_gifts_(max_wall_gifts) {}
+      : owned_store_(std::make_unique<MysqlGroupStore>(pool)),
+        store_(*owned_store_),
+        retry_(retry),
+        max_wall_gifts_(max_wall_gifts) {}
+  // On any store: a fake one drives the state machine in unit tests.
+  GroupProjector(GroupStore& store, domain::RetryPolicy retry,
+                 int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
+      : store_(store), retry_(retry), max_wall_gifts_(max_wall_gifts) {}
 
   // Projects `units` as one group; one result per unit, in order. Blocks on the database.
   //
@@ -52,7 +62,8 @@ class GroupProjector final : public UnitProjector {
   const domain::RetryPolicy& retry() const { return retry_; }
 
  private:
-  storage::ConnectionPool& pool_;
+  std::unique_ptr<GroupStore> owned_store_;
+  GroupStore& store_;
   const domain::RetryPolicy retry_;
   const int64_t max_wall_gifts_;
   // Whether recent groups met ledger rows that already existed (redeliveries): then groups are
