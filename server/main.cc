@@ -24,12 +24,12 @@
 #include "server/metrics/metrics.h"
 #include "server/projection/group_projector.h"
 #include "server/projection/recovery.h"
+#include "server/projection/wall_audit.h"
 #include "server/server_config.h"
 #include "server/storage/connection_pool.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/migrator.h"
 #include "server/storage/outbox_repository.h"
-#include "server/storage/wall_audit_repository.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/admin_service.h"
@@ -175,7 +175,7 @@ int Serve(const ServerConfig& config) {
   projection::ProjectionEngine engine(projector, config.engine);
   storage::LedgerRepository ledger(background_pool);
   storage::OutboxRepository background_outbox(background_pool);
-  storage::WallAuditRepository audit(background_pool, config.retry, config.max_wall_gifts);
+  projection::WallAudit audit(background_pool, config.retry, config.max_wall_gifts);
   projection::GroupProjector background_projector(background_pool, config.retry,
                                                   config.max_wall_gifts);
   projection::EngineOptions background_engine_options = config.engine;

@@ -1,36 +1,34 @@
-// Verify and rebuild: the wall recomputed from the events the ledger says are done, and compared
-// with (or written over) what the wall holds (DESIGN §3, VerifyGiftWall and RebuildGiftWall).
+// The rows that verify and rebuild (projection/wall_audit) read and write: the walls of a range
+// of users, the done events of the ledger with their outbox rows, one gift's rows replaced, done
+// events written dead, the rebuild lock. It decides nothing.
 #ifndef GIFTWALL_SERVER_STORAGE_WALL_AUDIT_REPOSITORY_H_
 #define GIFTWALL_SERVER_STORAGE_WALL_AUDIT_REPOSITORY_H_
 
 #include <cstdint>
-#include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "server/domain/backoff.h"
-#include "server/domain/wall_cap.h"
+#include "absl/types/span.h"
 #include "server/domain/wall_fold.h"
 #include "server/storage/connection_pool.h"
 
 namespace giftwall::storage {
 
-struct WallDrift {
-  int64_t user_id = 0;
-  domain::WallDifference difference;
-};
-
-struct VerifyReport {
-  int64_t users_checked = 0;
-  int64_t rows_checked = 0;
-  int64_t drifted = 0;                      // rows that differ
-  std::vector<int64_t> drifted_users;       // ascending
-  std::vector<int64_t> unverifiable_users;  // ascending
-  std::vector<WallDrift> samples;           // the first few differences
+// A done event of the ledger, with its outbox row (the source of truth) as found under one of
+// the codes the outbox holds the app's events under.
+struct DoneEventRow {
+  int64_t user_id = 0;  // the ledger's target_user_id
+  std::string event_id;
+  bool in_outbox = false;  // false: no outbox row under any of the codes (pruned)
+  std::string event_type;
+  std::string payload;
+  int64_t created_at_ms = 0;
 };
 
 // Holds the database-wide "one rebuild per app" lock until destroyed.
@@ -51,25 +49,7 @@ class RebuildLock {
 
 class WallAuditRepository {
  public:
-  // `max_wall_gifts`: rebuild keeps a wall within the cap as projection does (DESIGN §2.14).
-  WallAuditRepository(ConnectionPool& pool, domain::RetryPolicy retry,
-                      int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
-      : pool_(pool), retry_(retry), max_wall_gifts_(max_wall_gifts) {}
-
-  // Compares the walls of one app (or one user, if user_id > 0) with the fold of their done
-  // events, all read in one consistent snapshot. Users with done events whose outbox rows are
-  // gone (or no longer parse) cannot be recomputed: they are listed as unverifiable and not
-  // compared.
-  // `cancelled`, if given, is asked between chunks of users: true ends the verify (CANCELLED).
-  absl::StatusOr<VerifyReport> Verify(absl::string_view app_code, int64_t user_id,
-                                      const std::function<bool()>& cancelled = nullptr,
-                                      size_t max_samples = 20);
-
-  // Rebuilds one user's wall: locks the user's wall and sender rows (and the gaps between them,
-  // so a concurrent projection of a new gift waits too), folds the user's done events as
-  // committed at that moment, and replaces the rows that differ. A projection that was waiting
-  // applies on top. Returns false, changing nothing, if the user cannot be recomputed.
-  absl::StatusOr<bool> RebuildUser(absl::string_view app_code, int64_t user_id);
+  explicit WallAuditRepository(ConnectionPool& pool) : pool_(pool) {}
 
   // Every user of the app with a ledger row or a wall row, ascending.
   absl::StatusOr<std::vector<int64_t>> ListUsers(absl::string_view app_code);
@@ -80,8 +60,46 @@ class WallAuditRepository {
 
  private:
   ConnectionPool& pool_;
-  const domain::RetryPolicy retry_;
-  const int64_t max_wall_gifts_;
+};
+
+// The statements of verify and rebuild, on the caller's session and in its transaction.
+class AuditStatements {
+ public:
+  explicit AuditStatements(SqlConnection& conn) : conn_(conn) {}
+
+  // The codes the outbox holds `app_code`'s events under (OutboxAppCodes::Of).
+  absl::StatusOr<std::vector<std::string>> OutboxCodesOf(absl::string_view app_code);
+  // The end of the next chunk of users after `after`, so that (after, end] holds at most a
+  // chunk's users with a ledger or wall row; `after` itself when there are none.
+  absl::StatusOr<int64_t> NextChunkEnd(absl::string_view app_code, int64_t after);
+  // The wall and sender rows of the users in (lo, hi], by user; locked (FOR UPDATE, senders
+  // before walls: the order every projection takes them in) if `lock`.
+  absl::StatusOr<std::map<int64_t, domain::UserWall>> WallRows(absl::string_view app_code,
+                                                               int64_t lo, int64_t hi, bool lock);
+  // The done events of the users in (lo, hi], each once, with its outbox row under the first of
+  // `outbox_codes` that holds one.
+  absl::StatusOr<std::vector<DoneEventRow>> DoneEvents(absl::string_view app_code,
+                                                       absl::Span<const std::string> outbox_codes,
+                                                       int64_t lo, int64_t hi);
+  // One done event (none if it is not done), as DoneEvents reads it.
+  absl::StatusOr<std::vector<DoneEventRow>> DoneEvent(absl::string_view app_code,
+                                                      absl::Span<const std::string> outbox_codes,
+                                                      absl::string_view event_id);
+  // The ids of one user's done events: index-only, cheap under locks.
+  absl::StatusOr<std::set<std::string>> DoneEventIds(absl::string_view app_code, int64_t user_id);
+  // Replaces one gift's wall and sender rows with `row`, or removes them if null.
+  absl::Status ReplaceGift(absl::string_view app_code, int64_t user_id, const std::string& gift_id,
+                           const domain::WallRow* row);
+  // Writes done events dead with `reason`, in batches.
+  absl::Status KillDoneEvents(absl::string_view app_code, absl::Span<const std::string> event_ids,
+                              absl::string_view reason);
+
+ private:
+  absl::StatusOr<std::vector<DoneEventRow>> ReadDoneEvents(
+      absl::string_view query, absl::Span<const std::string> outbox_codes,
+      absl::Span<const SqlParam> params);
+
+  SqlConnection& conn_;
 };
 
 }  // namespace giftwall::storage

@@ -428,7 +428,7 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
         }
         return [this, context, app_code, user_id = request->user_id(), repair = request->repair(),
                 response] {
-          absl::StatusOr<storage::VerifyReport> report =
+          absl::StatusOr<projection::VerifyReport> report =
               audit_.Verify(app_code, user_id, [context] { return context->IsCancelled(); });
           if (!report.ok()) return ToGrpcStatus(report.status());
           response->set_users_checked(report->users_checked);
@@ -441,7 +441,7 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
           }
           response->set_unverifiable_not_listed(
               static_cast<int64_t>(report->unverifiable_users.size() - listed));
-          for (const storage::WallDrift& d : report->samples) {
+          for (const projection::WallDrift& d : report->samples) {
             v1::Drift* out = response->add_samples();
             out->set_user_id(d.user_id);
             out->set_gift_id(d.difference.gift_id);

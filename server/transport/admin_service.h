@@ -9,9 +9,9 @@
 #include "absl/status/statusor.h"
 #include "giftwall/v1/admin.grpc.pb.h"
 #include "server/projection/recovery.h"
+#include "server/projection/wall_audit.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
-#include "server/storage/wall_audit_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/worker_pool.h"
 #include "server/worker/rebuild_runner.h"
@@ -30,7 +30,7 @@ struct AuditEntry;
 class AdminService final : public giftwall::v1::ProjectionAdminService::CallbackService {
  public:
   AdminService(storage::LedgerRepository& ledger, storage::OutboxRepository& outbox,
-               projection::Recovery& recovery, storage::WallAuditRepository& audit,
+               projection::Recovery& recovery, projection::WallAudit& audit,
                worker::RebuildRunner& rebuilds, WorkerPool& workers, const AccessControl& access)
       : ledger_(ledger),
         outbox_(outbox),
@@ -80,7 +80,7 @@ class AdminService final : public giftwall::v1::ProjectionAdminService::Callback
   storage::LedgerRepository& ledger_;
   storage::OutboxRepository& outbox_;
   projection::Recovery& recovery_;
-  storage::WallAuditRepository& audit_;
+  projection::WallAudit& audit_;
   worker::RebuildRunner& rebuilds_;
   WorkerPool& workers_;
   const AccessControl& access_;

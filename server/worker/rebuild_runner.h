@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/storage/wall_audit_repository.h"
+#include "server/projection/wall_audit.h"
 
 namespace giftwall::worker {
 
@@ -55,7 +55,7 @@ class RebuildJob {
 class RebuildRunner {
  public:
   // At most `max_running` rebuilds (of different apps) at once in this process.
-  explicit RebuildRunner(storage::WallAuditRepository& audit,
+  explicit RebuildRunner(projection::WallAudit& audit,
                          int max_running = kDefaultMaxConcurrentRebuilds)
       : audit_(audit), max_running_(max_running) {}
   // Stops running rebuilds between two users and waits for them.
@@ -71,7 +71,7 @@ class RebuildRunner {
  private:
   void Run(std::unique_ptr<storage::RebuildLock> lock, std::shared_ptr<RebuildJob> job);
 
-  storage::WallAuditRepository& audit_;
+  projection::WallAudit& audit_;
   const int max_running_;
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;

@@ -16,7 +16,7 @@ TEST(RebuildRunner, RebuildsEveryUserAndReportsProgressToTheEnd) {
   testing::TestDatabase db;
   storage::ConnectionPool pool(db.PoolOptions());
   projection::GroupProjector projection(pool, domain::RetryPolicy());
-  storage::WallAuditRepository audit(pool, domain::RetryPolicy());
+  projection::WallAudit audit(pool, domain::RetryPolicy());
   for (int i = 0; i < 40; ++i) {
     const std::string payload = testing::GiftPayloadJson(1 + i % 8, "rose", 1, 100 + i % 3, 10);
     db.InsertOutbox("demo", absl::StrCat("E", i), "WalletGiftDebited", payload, kT0 + i);
@@ -52,7 +52,7 @@ TEST(RebuildRunner, RebuildsEveryUserAndReportsProgressToTheEnd) {
   EXPECT_EQ(progress.total, 8);
   EXPECT_EQ(progress.done, 8);
   EXPECT_EQ(db.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall"), 40);
-  absl::StatusOr<storage::VerifyReport> report = audit.Verify("demo", 0);
+  absl::StatusOr<projection::VerifyReport> report = audit.Verify("demo", 0);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->drifted, 0);
   // Once finished, the lock is free again.
@@ -65,7 +65,7 @@ TEST(RebuildRunner, RebuildsEveryUserAndReportsProgressToTheEnd) {
 TEST(RebuildRunner, RebuildsPastTheLimitAreRefusedUntilOneFinishes) {
   testing::TestDatabase db;
   storage::ConnectionPool pool(db.PoolOptions());
-  storage::WallAuditRepository audit(pool, domain::RetryPolicy());
+  projection::WallAudit audit(pool, domain::RetryPolicy());
   RebuildRunner runner(audit, /*max_running=*/1);
   // The first rebuild waits to list its users while another session holds the ledger.
   std::unique_ptr<storage::SqlConnection> blocker = db.Connect();

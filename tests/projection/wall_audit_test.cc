@@ -1,4 +1,4 @@
-#include "server/storage/wall_audit_repository.h"
+#include "server/projection/wall_audit.h"
 
 #include <atomic>
 #include <random>
@@ -11,7 +11,7 @@
 #include "server/projection/group_projector.h"
 #include "tests/support/test_database.h"
 
-namespace giftwall::storage {
+namespace giftwall::projection {
 namespace {
 
 using domain::GiftEvent;
@@ -20,9 +20,9 @@ using ::testing::ElementsAre;
 
 constexpr int64_t kT0 = 1'700'000'000'000;
 
-class WallAuditRepositoryTest : public ::testing::Test {
+class WallAuditTest : public ::testing::Test {
  protected:
-  WallAuditRepositoryTest()
+  WallAuditTest()
       : pool_(db_.PoolOptions(16)), projection_(pool_, Retry()), audit_(pool_, Retry()) {}
   static domain::RetryPolicy Retry() {
     domain::RetryPolicy retry;
@@ -57,12 +57,12 @@ class WallAuditRepositoryTest : public ::testing::Test {
   }
 
   testing::TestDatabase db_;
-  ConnectionPool pool_;
+  storage::ConnectionPool pool_;
   projection::GroupProjector projection_;
-  WallAuditRepository audit_;
+  WallAudit audit_;
 };
 
-TEST_F(WallAuditRepositoryTest, VerifyFindsNoDriftInAProjectedWall) {
+TEST_F(WallAuditTest, VerifyFindsNoDriftInAProjectedWall) {
   DeliverSome();
   VerifyReport report = Verify();
   EXPECT_EQ(report.users_checked, 3);
@@ -76,12 +76,12 @@ TEST_F(WallAuditRepositoryTest, VerifyFindsNoDriftInAProjectedWall) {
 // before the cap, or concurrent groups) keeps its first gifts to arrive, and the events of the
 // others go dead with the cap's reason, so that verify finds no drift and a requeue after
 // raising the cap brings them back.
-TEST_F(WallAuditRepositoryTest, Rule14_RebuildKeepsAWallWithinTheCap) {
+TEST_F(WallAuditTest, Rule14_RebuildKeepsAWallWithinTheCap) {
   for (int i = 0; i < 5; ++i) {
     Deliver(absl::StrCat("C", i), 4, absl::StrCat("g", 4 - i), 1, 100, kT0 + i);
   }
   Deliver("C5", 4, "g4", 2, 101, kT0 + 9);  // more of the first gift to arrive
-  WallAuditRepository capped(pool_, Retry(), /*max_wall_gifts=*/3);
+  WallAudit capped(pool_, Retry(), /*max_wall_gifts=*/3);
   absl::StatusOr<bool> rebuilt = capped.RebuildUser("demo", 4);
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
   EXPECT_TRUE(*rebuilt);
@@ -109,7 +109,7 @@ TEST_F(WallAuditRepositoryTest, Rule14_RebuildKeepsAWallWithinTheCap) {
 
 // The wallet wrote some of demo's rows as "DEMO": verify and rebuild read them as demo's, as the
 // relay and the scan project them.
-TEST_F(WallAuditRepositoryTest, VerifyAndRebuildReadRowsUnderANonNormalizedCodeAsTheApps) {
+TEST_F(WallAuditTest, VerifyAndRebuildReadRowsUnderANonNormalizedCodeAsTheApps) {
   DeliverSome();
   Deliver("U1", 1, "g0", 2, 100, kT0 + 50, "DEMO");
   Deliver("U2", 2, "g9", 1, 101, kT0 + 51, " Demo");
@@ -127,14 +127,14 @@ TEST_F(WallAuditRepositoryTest, VerifyAndRebuildReadRowsUnderANonNormalizedCodeA
 
 // An outbox row edited after its event was done into one no path would project (created_at_ms
 // <= 0) no longer folds: its user is unverifiable, as for any row that no longer folds.
-TEST_F(WallAuditRepositoryTest, VerifyAppliesTheEnvelopeRulesToTheOutboxRows) {
+TEST_F(WallAuditTest, VerifyAppliesTheEnvelopeRulesToTheOutboxRows) {
   DeliverSome();
   db_.Exec("UPDATE wallet_outbox SET created_at_ms = 0 WHERE event_id = 'E3'");
   VerifyReport report = Verify();
   EXPECT_THAT(report.unverifiable_users, ElementsAre(1));
 }
 
-TEST_F(WallAuditRepositoryTest, VerifyReportsEveryKindOfDrift) {
+TEST_F(WallAuditTest, VerifyReportsEveryKindOfDrift) {
   DeliverSome();
   db_.Exec(
       "UPDATE user_gift_wall SET gift_count = gift_count + 1 WHERE user_id = 1 AND gift_id = 'g0'");
@@ -163,7 +163,7 @@ TEST_F(WallAuditRepositoryTest, VerifyReportsEveryKindOfDrift) {
   EXPECT_EQ(report.drifted, 1);
 }
 
-TEST_F(WallAuditRepositoryTest, RebuildRepairsDriftAndLeavesUnverifiableUsersAlone) {
+TEST_F(WallAuditTest, RebuildRepairsDriftAndLeavesUnverifiableUsersAlone) {
   DeliverSome();
   db_.Exec("UPDATE user_gift_wall SET total_coins = 0, top_sender_user_id = 5 WHERE user_id = 1");
   db_.Exec("DELETE FROM user_gift_wall_sender WHERE user_id = 2");
@@ -189,13 +189,13 @@ TEST_F(WallAuditRepositoryTest, RebuildRepairsDriftAndLeavesUnverifiableUsersAlo
 
 // The heart of a live rebuild: folds keep landing while user after user is rebuilt, and nothing
 // is lost or counted twice.
-TEST_F(WallAuditRepositoryTest, RebuildUnderLiveProjectionLosesAndDoublesNothing) {
+TEST_F(WallAuditTest, RebuildUnderLiveProjectionLosesAndDoublesNothing) {
   std::atomic<bool> stop{false};
   std::atomic<int> failures{0};
   std::vector<std::thread> relays;
   for (int t = 0; t < 4; ++t) {
     relays.emplace_back([&, t] {
-      std::unique_ptr<SqlConnection> wallet = db_.Connect();
+      std::unique_ptr<storage::SqlConnection> wallet = db_.Connect();
       std::mt19937 rng(static_cast<unsigned>(t));
       for (int i = 0; i < 150; ++i) {
         const int64_t user = 1 + static_cast<int64_t>(rng() % 5);
@@ -214,12 +214,13 @@ TEST_F(WallAuditRepositoryTest, RebuildUnderLiveProjectionLosesAndDoublesNothing
   }
   std::thread rebuilder([&] {
     // Each wall is damaged first, so that every rebuild has rows to replace.
-    std::unique_ptr<SqlConnection> vandal = db_.Connect();
+    std::unique_ptr<storage::SqlConnection> vandal = db_.Connect();
     while (!stop) {
       for (int64_t user = 1; user <= 5; ++user) {
         absl::Status damaged = vandal->ExecuteDirect(absl::StrCat(
             "UPDATE user_gift_wall SET total_coins = total_coins + 1 WHERE user_id = ", user));
-        if (!damaged.ok() && !IsContention(damaged) && failures++ < 3) ADD_FAILURE() << damaged;
+        if (!damaged.ok() && !storage::IsContention(damaged) && failures++ < 3)
+          ADD_FAILURE() << damaged;
         absl::StatusOr<bool> rebuilt = audit_.RebuildUser("demo", user);
         if (!rebuilt.ok() && failures++ < 3) ADD_FAILURE() << rebuilt.status();
       }
@@ -238,16 +239,16 @@ TEST_F(WallAuditRepositoryTest, RebuildUnderLiveProjectionLosesAndDoublesNothing
   }
 }
 
-TEST_F(WallAuditRepositoryTest, OneRebuildPerAppAtATime) {
-  absl::StatusOr<RebuildLock> first = audit_.LockRebuild("demo");
+TEST_F(WallAuditTest, OneRebuildPerAppAtATime) {
+  absl::StatusOr<storage::RebuildLock> first = audit_.LockRebuild("demo");
   ASSERT_TRUE(first.ok()) << first.status();
-  absl::StatusOr<RebuildLock> second = audit_.LockRebuild("demo");
+  absl::StatusOr<storage::RebuildLock> second = audit_.LockRebuild("demo");
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(audit_.LockRebuild("other").ok()) << "other apps are not held up";
-  { RebuildLock released = *std::move(first); }
+  { storage::RebuildLock released = *std::move(first); }
   EXPECT_TRUE(audit_.LockRebuild("demo").ok());
 }
 
 }  // namespace
-}  // namespace giftwall::storage
+}  // namespace giftwall::projection

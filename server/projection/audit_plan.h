@@ -1,0 +1,71 @@
+// What verify and rebuild decide, without the database (DESIGN §3, VerifyGiftWall and
+// RebuildGiftWall): which users can be recomputed from their done events and why not, the wall
+// those events fold into, how a wall drifted from it, and what a rebuild rewrites (the gifts
+// that differ, and the cap's share: gifts beyond it come off, their events go dead).
+#ifndef GIFTWALL_SERVER_PROJECTION_AUDIT_PLAN_H_
+#define GIFTWALL_SERVER_PROJECTION_AUDIT_PLAN_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/domain/wall_fold.h"
+#include "server/storage/wall_audit_repository.h"
+
+namespace giftwall::projection {
+
+struct WallDrift {
+  int64_t user_id = 0;
+  domain::WallDifference difference;
+};
+
+struct VerifyReport {
+  int64_t users_checked = 0;
+  int64_t rows_checked = 0;
+  int64_t drifted = 0;                      // rows that differ
+  std::vector<int64_t> drifted_users;       // ascending
+  std::vector<int64_t> unverifiable_users;  // ascending
+  std::vector<WallDrift> samples;           // the first few differences
+};
+
+// What the database holds for one user, and what its done events say it should hold.
+struct UserEvidence {
+  std::map<std::string, domain::FoldEvent> events;  // by event id
+  std::string unverifiable;  // why the user cannot be recomputed; empty if it can
+  domain::UserWall actual;
+};
+
+// Adds done events to their users' evidence, with the same rules as every path that projects
+// (envelope, then payload): an event whose outbox row is gone, or no longer folds into its
+// user, makes the user unverifiable.
+void AddDoneEvents(absl::string_view app_code, std::vector<storage::DoneEventRow> rows,
+                   std::map<int64_t, UserEvidence>& users);
+
+// The fold of a user's events, or FAILED_PRECONDITION saying why it cannot be computed (also
+// recorded in `evidence.unverifiable`). A user with wall rows but no done events at all has no
+// evidence in the ledger (pruned, or from before it): left alone too.
+absl::StatusOr<domain::UserWall> ExpectedWall(UserEvidence& evidence);
+
+// Compares one user's wall with the fold of its events into `report`, keeping at most
+// `max_samples` differences in all.
+void CompareUser(int64_t user_id, UserEvidence& evidence, size_t max_samples, VerifyReport& report);
+
+// What a rebuild of one user writes.
+struct RebuildPlan {
+  // The gifts to rewrite, with the row each must hold (none: removed).
+  std::map<std::string, std::optional<domain::WallRow>> gifts;
+  size_t gifts_beyond_cap = 0;
+  std::vector<std::string> killed;  // done events of the gifts beyond the cap: to go dead
+};
+
+// Only the gifts that differ are rewritten; a wall is kept within `max_wall_gifts` as live
+// projection would have kept it. FAILED_PRECONDITION if the user cannot be recomputed.
+absl::StatusOr<RebuildPlan> PlanRebuild(UserEvidence& evidence, int64_t max_wall_gifts);
+
+}  // namespace giftwall::projection
+
+#endif  // GIFTWALL_SERVER_PROJECTION_AUDIT_PLAN_H_

@@ -1,0 +1,117 @@
+#include "server/projection/wall_audit.h"
+
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+
+#include "glog/logging.h"
+#include "server/common/status_macros.h"
+#include "server/domain/wall_cap.h"
+#include "server/storage/contention.h"
+
+namespace giftwall::projection {
+
+using storage::AuditStatements;
+using storage::Transaction;
+
+absl::StatusOr<VerifyReport> WallAudit::Verify(absl::string_view app_code, int64_t user_id,
+                                               const std::function<bool()>& cancelled,
+                                               size_t max_samples) {
+  ASSIGN_OR_RETURN(storage::PooledConnection conn, pool_.Acquire());
+  AuditStatements rows(*conn);
+  ASSIGN_OR_RETURN(const std::vector<std::string> outbox_codes, rows.OutboxCodesOf(app_code));
+  VerifyReport report;
+  int64_t after = user_id > 0 ? user_id - 1 : 0;
+  for (;;) {
+    if (cancelled && cancelled()) return absl::CancelledError("the verify was cancelled");
+    // A snapshot per chunk of users: each user is compared within one (a projection committing
+    // meanwhile is not half seen), and no snapshot lasts a whole app, which on a large one would
+    // hold InnoDB's purge back for as long.
+    ASSIGN_OR_RETURN(const Transaction chunk,
+                     Transaction::Begin(*conn, Transaction::Isolation::kConsistentSnapshot));
+    int64_t hi = user_id;
+    if (user_id <= 0) {
+      ASSIGN_OR_RETURN(hi, rows.NextChunkEnd(app_code, after));
+      if (hi == after) break;
+    }
+    RETURN_IF_ERROR(VerifyChunk(rows, app_code, outbox_codes, after, hi, max_samples, report));
+    if (user_id > 0 || hi == std::numeric_limits<int64_t>::max()) break;
+    after = hi;
+  }
+  return report;
+}
+
+absl::Status WallAudit::VerifyChunk(AuditStatements& rows, absl::string_view app_code,
+                                    const std::vector<std::string>& outbox_codes, int64_t after,
+                                    int64_t hi, size_t max_samples, VerifyReport& report) {
+  std::map<int64_t, UserEvidence> users;
+  ASSIGN_OR_RETURN(auto walls, rows.WallRows(app_code, after, hi, /*lock=*/false));
+  for (auto& [user, wall] : walls) users[user].actual = std::move(wall);
+  ASSIGN_OR_RETURN(auto done, rows.DoneEvents(app_code, outbox_codes, after, hi));
+  AddDoneEvents(app_code, std::move(done), users);
+  for (auto& [user, evidence] : users) {
+    if (user <= 0) continue;  // dead events whose payload named no user
+    CompareUser(user, evidence, max_samples, report);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> WallAudit::RebuildUser(absl::string_view app_code, int64_t user_id) {
+  // The bulk of the reading happens before any lock is taken, so that a user with a long
+  // history does not hold up live projection while it is read: under the locks, only the events
+  // done since are fetched.
+  std::map<int64_t, UserEvidence> before;
+  std::vector<std::string> outbox_codes;
+  {
+    ASSIGN_OR_RETURN(storage::PooledConnection conn, pool_.Acquire());
+    AuditStatements rows(*conn);
+    ASSIGN_OR_RETURN(outbox_codes, rows.OutboxCodesOf(app_code));
+    ASSIGN_OR_RETURN(auto done, rows.DoneEvents(app_code, outbox_codes, user_id - 1, user_id));
+    AddDoneEvents(app_code, std::move(done), before);
+  }
+  return storage::RunWithContentionRetries<bool>(pool_, retry_, [&](storage::SqlConnection& conn) {
+    return RebuildLocked(conn, app_code, user_id, outbox_codes, before[user_id]);
+  });
+}
+
+absl::StatusOr<bool> WallAudit::RebuildLocked(storage::SqlConnection& conn,
+                                              absl::string_view app_code, int64_t user_id,
+                                              const std::vector<std::string>& outbox_codes,
+                                              const UserEvidence& before) {
+  // REPEATABLE READ: the locking reads take next-key locks, so that a projection of a gift new
+  // to this wall waits too, not only those of gifts already on it.
+  ASSIGN_OR_RETURN(Transaction tx,
+                   Transaction::Begin(conn, Transaction::Isolation::kRepeatableRead));
+  AuditStatements rows(conn);
+  std::map<int64_t, UserEvidence> users;
+  UserEvidence& evidence = users[user_id] = before;
+  ASSIGN_OR_RETURN(auto walls, rows.WallRows(app_code, user_id - 1, user_id, /*lock=*/true));
+  evidence.actual = std::move(walls[user_id]);
+  // The first plain read: the snapshot is taken now, with every lock held.
+  ASSIGN_OR_RETURN(const std::set<std::string> done, rows.DoneEventIds(app_code, user_id));
+  for (auto it = evidence.events.begin(); it != evidence.events.end();) {
+    it = done.count(it->first) > 0 ? std::next(it) : evidence.events.erase(it);
+  }
+  for (const std::string& id : done) {
+    if (evidence.events.count(id) > 0 || !evidence.unverifiable.empty()) continue;
+    ASSIGN_OR_RETURN(auto event, rows.DoneEvent(app_code, outbox_codes, id));
+    AddDoneEvents(app_code, std::move(event), users);
+  }
+  absl::StatusOr<RebuildPlan> plan = PlanRebuild(evidence, max_wall_gifts_);
+  if (!plan.ok()) return false;
+  if (!plan->killed.empty()) {
+    LOG(WARNING) << "rebuild of app " << app_code << " user " << user_id << ": "
+                 << plan->gifts_beyond_cap << " gift(s) beyond the cap of " << max_wall_gifts_
+                 << ", their " << plan->killed.size() << " event(s) go dead";
+    RETURN_IF_ERROR(rows.KillDoneEvents(app_code, plan->killed,
+                                        domain::WallCapReason(user_id, max_wall_gifts_)));
+  }
+  for (const auto& [gift_id, row] : plan->gifts) {
+    RETURN_IF_ERROR(rows.ReplaceGift(app_code, user_id, gift_id, row ? &*row : nullptr));
+  }
+  RETURN_IF_ERROR(tx.Commit());
+  return true;
+}
+
+}  // namespace giftwall::projection

@@ -1,0 +1,70 @@
+// Verify and rebuild (DESIGN §3, VerifyGiftWall and RebuildGiftWall): the wall recomputed from
+// the events the ledger says are done, and compared with (or written over) what the wall holds.
+// audit_plan decides; this reads and writes through storage::AuditStatements.
+#ifndef GIFTWALL_SERVER_PROJECTION_WALL_AUDIT_H_
+#define GIFTWALL_SERVER_PROJECTION_WALL_AUDIT_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/domain/backoff.h"
+#include "server/domain/wall_cap.h"
+#include "server/projection/audit_plan.h"
+#include "server/storage/connection_pool.h"
+#include "server/storage/wall_audit_repository.h"
+
+namespace giftwall::projection {
+
+class WallAudit {
+ public:
+  // `max_wall_gifts`: rebuild keeps a wall within the cap as projection does (DESIGN §2.14).
+  WallAudit(storage::ConnectionPool& pool, domain::RetryPolicy retry,
+            int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
+      : pool_(pool), repository_(pool), retry_(retry), max_wall_gifts_(max_wall_gifts) {}
+
+  // Compares the walls of one app (or one user, if user_id > 0) with the fold of their done
+  // events, each chunk of users read in one consistent snapshot. Users with done events whose
+  // outbox rows are gone (or no longer parse) cannot be recomputed: they are listed as
+  // unverifiable and not compared.
+  // `cancelled`, if given, is asked between chunks of users: true ends the verify (CANCELLED).
+  absl::StatusOr<VerifyReport> Verify(absl::string_view app_code, int64_t user_id,
+                                      const std::function<bool()>& cancelled = nullptr,
+                                      size_t max_samples = 20);
+
+  // Rebuilds one user's wall: locks the user's wall and sender rows (and the gaps between them,
+  // so a concurrent projection of a new gift waits too), folds the user's done events as
+  // committed at that moment, and replaces the rows that differ. A projection that was waiting
+  // applies on top. Returns false, changing nothing, if the user cannot be recomputed.
+  absl::StatusOr<bool> RebuildUser(absl::string_view app_code, int64_t user_id);
+
+  // Every user of the app with a ledger row or a wall row, ascending.
+  absl::StatusOr<std::vector<int64_t>> ListUsers(absl::string_view app_code) {
+    return repository_.ListUsers(app_code);
+  }
+  // The app's rebuild lock, or FAILED_PRECONDITION if another rebuild (in any process) holds it.
+  absl::StatusOr<storage::RebuildLock> LockRebuild(absl::string_view app_code) {
+    return repository_.LockRebuild(app_code);
+  }
+
+ private:
+  // Verifies the users in (after, hi] into `report`, on a snapshot of their own.
+  absl::Status VerifyChunk(storage::AuditStatements& rows, absl::string_view app_code,
+                           const std::vector<std::string>& outbox_codes, int64_t after, int64_t hi,
+                           size_t max_samples, VerifyReport& report);
+  // The rebuild's transaction, under the locks: `before` is what was read before them.
+  absl::StatusOr<bool> RebuildLocked(storage::SqlConnection& conn, absl::string_view app_code,
+                                     int64_t user_id, const std::vector<std::string>& outbox_codes,
+                                     const UserEvidence& before);
+
+  storage::ConnectionPool& pool_;
+  storage::WallAuditRepository repository_;
+  const domain::RetryPolicy retry_;
+  const int64_t max_wall_gifts_;
+};
+
+}  // namespace giftwall::projection
+
+#endif  // GIFTWALL_SERVER_PROJECTION_WALL_AUDIT_H_
