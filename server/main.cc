@@ -23,6 +23,7 @@
 #include "server/env_flags.h"
 #include "server/metrics/metrics.h"
 #include "server/projection/group_projector.h"
+#include "server/projection/outbox_payloads.h"
 #include "server/projection/recovery.h"
 #include "server/projection/wall_audit.h"
 #include "server/server_config.h"
@@ -196,9 +197,9 @@ int Serve(const ServerConfig& config) {
     access = *std::move(from_file);
   }
   storage::LedgerRepository serving_ledger(pool);
-  const transport::GiftWallService::OutboxSource outbox_source{outbox, serving_ledger};
+  const projection::OutboxPayloads outbox_payloads(engine, outbox, serving_ledger);
   transport::GiftWallService gift_wall(engine, reader, wall, workers, *access,
-                                       config.payload_from_outbox ? &outbox_source : nullptr);
+                                       config.payload_from_outbox ? &outbox_payloads : nullptr);
   transport::WorkerPool admin_workers(kAdminThreads, 16);
   transport::AdminService admin(ledger, background_outbox, recovery, audit, rebuilds, admin_workers,
                                 *access);

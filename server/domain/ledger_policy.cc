@@ -25,6 +25,21 @@ ClaimDecision DecideClaim(const LedgerRow* row, ProjectedBy by, int64_t now_ms) 
   return {ClaimAction::kLeased, "unknown ledger status"};
 }
 
+std::optional<ProjectionResult> AnsweredByLedger(const ClaimDecision& decision) {
+  switch (decision.action) {
+    case ClaimAction::kAlreadyProjected:
+      return ProjectionResult{ProjectionOutcome::kAlreadyProjected, ""};
+    case ClaimAction::kDead:
+      return ProjectionResult{ProjectionOutcome::kDead, decision.detail};
+    case ClaimAction::kLeased:
+      return ProjectionResult{ProjectionOutcome::kLeased, decision.detail};
+    case ClaimAction::kInsert:
+    case ClaimAction::kReclaim:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 FailureRecord DecideFailure(int prior_failures, const RetryPolicy& policy, double jitter) {
   FailureRecord record;
   record.retry_count = prior_failures + 1;

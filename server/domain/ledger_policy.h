@@ -5,6 +5,7 @@
 #define GIFTWALL_SERVER_DOMAIN_LEDGER_POLICY_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -39,6 +40,10 @@ struct ClaimDecision {
 // database's clock. Done and dead rows are answered without touching them, so concurrent
 // duplicate deliveries never contend for an update; only a requeue reclaims a dead row.
 ClaimDecision DecideClaim(const LedgerRow* row, ProjectedBy by, int64_t now_ms);
+
+// What the ledger alone answers for a decision (done: ALREADY_PROJECTED, dead: DEAD with its
+// reason, leased: LEASED with its holder), or none when the event is to be claimed.
+std::optional<ProjectionResult> AnsweredByLedger(const ClaimDecision& decision);
 
 // The ledger row a transient failure leaves behind (the seed's markProjectionFailed): one more
 // failure, dead once max_retries is reached, otherwise failed until a backoff passes.

@@ -30,6 +30,7 @@ struct VerifyReport {
   std::vector<int64_t> drifted_users;       // ascending
   std::vector<int64_t> unverifiable_users;  // ascending
   std::vector<WallDrift> samples;           // the first few differences
+  int64_t repaired = 0;                     // drifted users rebuilt (VerifyAndRepair)
 };
 
 // What the database holds for one user, and what its done events say it should hold.

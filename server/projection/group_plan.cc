@@ -14,7 +14,6 @@
 namespace giftwall::projection::group {
 namespace {
 
-using domain::ClaimAction;
 using domain::LedgerStatus;
 using domain::ProjectedBy;
 using domain::ProjectionOutcome;
@@ -160,22 +159,13 @@ bool PlanClaims(const std::vector<Owner>& owners, absl::Span<const size_t> part,
     auto row = ledger.rows.find(owners[o].event->event_id);
     const domain::LedgerRow* read = row == ledger.rows.end() ? nullptr : &row->second;
     any_row = any_row || read != nullptr;
-    const domain::ClaimDecision decision = domain::DecideClaim(read, owners[o].by, ledger.now_ms);
-    switch (decision.action) {
-      case ClaimAction::kAlreadyProjected:
-        attempt.answered.emplace_back(o, Result(ProjectionOutcome::kAlreadyProjected));
-        break;
-      case ClaimAction::kDead:
-        attempt.answered.emplace_back(o, Result(ProjectionOutcome::kDead, decision.detail));
-        break;
-      case ClaimAction::kLeased:
-        attempt.answered.emplace_back(o, Result(ProjectionOutcome::kLeased, decision.detail));
-        break;
-      case ClaimAction::kInsert:
-      case ClaimAction::kReclaim:
-        attempt.claims.push_back(Claim{
-            o, read == nullptr ? std::nullopt : std::optional<domain::LedgerRow>(*read), false});
-        break;
+    std::optional<ProjectionResult> answer =
+        domain::AnsweredByLedger(domain::DecideClaim(read, owners[o].by, ledger.now_ms));
+    if (answer.has_value()) {
+      attempt.answered.emplace_back(o, *std::move(answer));
+    } else {
+      attempt.claims.push_back(Claim{
+          o, read == nullptr ? std::nullopt : std::optional<domain::LedgerRow>(*read), false});
     }
   }
   return any_row;

@@ -145,4 +145,46 @@ absl::StatusOr<RequeueResult> Recovery::RequeueDeadEvent(absl::string_view app_c
   return result;
 }
 
+absl::StatusOr<CatchUpTotals> Recovery::CatchUpNow(const std::string& app_code, int limit) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> outbox_codes, outbox_.CodesOf(app_code));
+  CatchUpTotals totals;
+  for (const std::string& outbox_code : outbox_codes) {
+    CatchUpRequest request{app_code, limit};
+    request.min_age = absl::ZeroDuration();
+    request.outbox_app_code = outbox_code;
+    ASSIGN_OR_RETURN(const CatchUpPass pass, ProjectPendingGiftWallEvents(request));
+    totals.found += pass.found;
+    totals.processed += pass.processed;
+    totals.projected += pass.projected;
+    totals.dead += pass.dead;
+  }
+  return totals;
+}
+
+absl::StatusOr<RequeueReport> Recovery::RequeueDeadEvents(const RequeueRequest& request,
+                                                          const std::function<bool()>& cancelled) {
+  std::vector<std::string> found;
+  if (request.event_ids.empty()) {
+    ASSIGN_OR_RETURN(found, ledger_.DeadEventIds(request.app_code, request.error_contains,
+                                                 static_cast<int>(request.max_events)));
+  }
+  const std::vector<std::string>& ids = request.event_ids.empty() ? found : request.event_ids;
+  RequeueReport report;
+  for (const std::string& id : ids) {
+    if (cancelled && cancelled()) return absl::CancelledError("cancelled");
+    ASSIGN_OR_RETURN(
+        const RequeueResult result,
+        RequeueDeadEvent(request.app_code, id, request.error_contains, request.dry_run));
+    report.matched += result.matched ? 1 : 0;
+    report.requeued += result.requeued ? 1 : 0;
+    if (result.reason.empty()) continue;
+    if (report.skipped.size() < request.max_listed) {
+      report.skipped.emplace_back(id, result.reason);
+    } else {
+      ++report.skipped_not_listed;
+    }
+  }
+  return report;
+}
+
 }  // namespace giftwall::projection

@@ -5,7 +5,10 @@
 #define GIFTWALL_SERVER_PROJECTION_RECOVERY_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -46,11 +49,37 @@ struct CatchUpPass {
   int64_t newest_ms = 0;
 };
 
+// What an on-demand catch-up did, across the codes the outbox holds an app's events under.
+struct CatchUpTotals {
+  int64_t found = 0;
+  int64_t processed = 0;
+  int64_t projected = 0;
+  int64_t dead = 0;
+};
+
 // What a requeue did with one event.
 struct RequeueResult {
   bool matched = false;   // the event was dead
   bool requeued = false;  // and is now projected (on a dry run: would be)
   std::string reason;     // why not, when it was not (or would not be) requeued
+};
+
+// What a requeue of several dead events did.
+struct RequeueReport {
+  int64_t matched = 0;
+  int64_t requeued = 0;
+  std::vector<std::pair<std::string, std::string>> skipped;  // (event id, reason), the first few
+  int64_t skipped_not_listed = 0;                            // the rest of them
+};
+
+struct RequeueRequest {
+  std::string app_code;  // normalized
+  // The events to requeue; none: the dead events whose last_error contains error_contains.
+  std::vector<std::string> event_ids;
+  std::string error_contains;
+  bool dry_run = false;
+  size_t max_events = 10'000;  // found by error_contains, at most
+  size_t max_listed = 100;     // skipped events listed, at most
 };
 
 class Recovery {
@@ -73,6 +102,15 @@ class Recovery {
   absl::StatusOr<RequeueResult> RequeueDeadEvent(absl::string_view app_code,
                                                  absl::string_view event_id,
                                                  absl::string_view error_contains, bool dry_run);
+
+  // RunCatchUp: one pass under each code the outbox holds `app_code`'s events under (itself,
+  // and any that normalizes to it), over the whole outbox and with no minimum age.
+  absl::StatusOr<CatchUpTotals> CatchUpNow(const std::string& app_code, int limit);
+
+  // RequeueDeadEvents: RequeueDeadEvent for each event of the request, each in its own
+  // transaction; `cancelled`, if given, is asked between two (true: CANCELLED).
+  absl::StatusOr<RequeueReport> RequeueDeadEvents(const RequeueRequest& request,
+                                                  const std::function<bool()>& cancelled = nullptr);
 
  private:
   UnitProjector& projector_;

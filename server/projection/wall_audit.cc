@@ -42,6 +42,19 @@ absl::StatusOr<VerifyReport> WallAudit::Verify(absl::string_view app_code, int64
   return report;
 }
 
+absl::StatusOr<VerifyReport> WallAudit::VerifyAndRepair(absl::string_view app_code, int64_t user_id,
+                                                        bool repair,
+                                                        const std::function<bool()>& cancelled) {
+  ASSIGN_OR_RETURN(VerifyReport report, Verify(app_code, user_id, cancelled));
+  if (!repair) return report;
+  for (int64_t user : report.drifted_users) {
+    if (cancelled && cancelled()) return absl::CancelledError("cancelled");
+    ASSIGN_OR_RETURN(const bool rebuilt, RebuildUser(app_code, user));
+    report.repaired += rebuilt ? 1 : 0;
+  }
+  return report;
+}
+
 absl::Status WallAudit::VerifyChunk(AuditStatements& rows, absl::string_view app_code,
                                     const std::vector<std::string>& outbox_codes, int64_t after,
                                     int64_t hi, size_t max_samples, VerifyReport& report) {

@@ -34,6 +34,12 @@ class WallAudit {
                                       const std::function<bool()>& cancelled = nullptr,
                                       size_t max_samples = 20);
 
+  // VerifyGiftWall: Verify, then, with `repair`, RebuildUser for each drifted user (`cancelled`
+  // is asked between two).
+  absl::StatusOr<VerifyReport> VerifyAndRepair(absl::string_view app_code, int64_t user_id,
+                                               bool repair,
+                                               const std::function<bool()>& cancelled = nullptr);
+
   // Rebuilds one user's wall: locks the user's wall and sender rows (and the gaps between them,
   // so a concurrent projection of a new gift waits too), folds the user's done events as
   // committed at that moment, and replaces the rows that differ. A projection that was waiting

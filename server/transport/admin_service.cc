@@ -354,33 +354,21 @@ grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
             ids.push_back(list->Get(i));
           }
         }
-        return [this, context, app_code, ids = std::move(ids), error = request->error_contains(),
-                dry_run = request->dry_run(), response]() mutable {
-          if (ids.empty()) {
-            absl::StatusOr<std::vector<std::string>> found =
-                ledger_.DeadEventIds(app_code, error, kMaxRequeue);
-            if (!found.ok()) return ToGrpcStatus(found.status());
-            ids = *std::move(found);
-          }
-          for (const std::string& id : ids) {
-            // Each requeue is its own transaction: a cancelled call stops between two.
-            if (context->IsCancelled()) {
-              return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-            }
-            absl::StatusOr<projection::RequeueResult> result =
-                recovery_.RequeueDeadEvent(app_code, id, error, dry_run);
-            if (!result.ok()) return ToGrpcStatus(result.status());
-            if (result->matched) response->set_matched(response->matched() + 1);
-            if (result->requeued) response->set_requeued(response->requeued() + 1);
-            if (result->reason.empty()) continue;
-            if (response->skipped_size() >= kMaxSkippedListed) {
-              response->set_skipped_not_listed(response->skipped_not_listed() + 1);
-              continue;
-            }
+        projection::RequeueRequest requeue{
+            app_code,           std::move(ids),      request->error_contains(),
+            request->dry_run(), size_t{kMaxRequeue}, size_t{kMaxSkippedListed}};
+        return [this, context, requeue = std::move(requeue), response] {
+          absl::StatusOr<projection::RequeueReport> report =
+              recovery_.RequeueDeadEvents(requeue, [context] { return context->IsCancelled(); });
+          if (!report.ok()) return ToGrpcStatus(report.status());
+          response->set_matched(report->matched);
+          response->set_requeued(report->requeued);
+          for (const auto& [id, reason] : report->skipped) {
             v1::SkippedEvent* skipped = response->add_skipped();
             SetEventId(id, skipped);
-            skipped->set_reason(result->reason);
+            skipped->set_reason(reason);
           }
+          response->set_skipped_not_listed(report->skipped_not_listed);
           return grpc::Status::OK;
         };
       });
@@ -396,21 +384,12 @@ grpc::ServerUnaryReactor* AdminService::RunCatchUp(grpc::CallbackServerContext* 
           return Invalid(absl::StrCat("limit must be >= 0, got ", request->limit()));
         }
         return [this, app_code, limit = request->limit(), response] {
-          absl::StatusOr<std::vector<std::string>> outbox_codes = outbox_.CodesOf(app_code);
-          if (!outbox_codes.ok()) return ToGrpcStatus(outbox_codes.status());
-          for (const std::string& outbox_code : *outbox_codes) {
-            // On demand: the whole outbox, and no minimum age.
-            projection::CatchUpRequest catch_up{app_code, limit};
-            catch_up.min_age = absl::ZeroDuration();
-            catch_up.outbox_app_code = outbox_code;
-            absl::StatusOr<projection::CatchUpPass> pass =
-                recovery_.ProjectPendingGiftWallEvents(catch_up);
-            if (!pass.ok()) return ToGrpcStatus(pass.status());
-            response->set_processed(response->processed() + pass->processed);
-            response->set_found(response->found() + pass->found);
-            response->set_projected(response->projected() + pass->projected);
-            response->set_dead(response->dead() + pass->dead);
-          }
+          absl::StatusOr<projection::CatchUpTotals> totals = recovery_.CatchUpNow(app_code, limit);
+          if (!totals.ok()) return ToGrpcStatus(totals.status());
+          response->set_processed(totals->processed);
+          response->set_found(totals->found);
+          response->set_projected(totals->projected);
+          response->set_dead(totals->dead);
           return grpc::Status::OK;
         };
       });
@@ -428,8 +407,8 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
         }
         return [this, context, app_code, user_id = request->user_id(), repair = request->repair(),
                 response] {
-          absl::StatusOr<projection::VerifyReport> report =
-              audit_.Verify(app_code, user_id, [context] { return context->IsCancelled(); });
+          absl::StatusOr<projection::VerifyReport> report = audit_.VerifyAndRepair(
+              app_code, user_id, repair, [context] { return context->IsCancelled(); });
           if (!report.ok()) return ToGrpcStatus(report.status());
           response->set_users_checked(report->users_checked);
           response->set_rows_checked(report->rows_checked);
@@ -450,15 +429,7 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
             out->set_expected(d.difference.expected);
             out->set_actual(d.difference.actual);
           }
-          if (!repair) return grpc::Status::OK;
-          for (int64_t user : report->drifted_users) {
-            if (context->IsCancelled()) {
-              return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-            }
-            absl::StatusOr<bool> rebuilt = audit_.RebuildUser(app_code, user);
-            if (!rebuilt.ok()) return ToGrpcStatus(rebuilt.status());
-            if (*rebuilt) response->set_repaired(response->repaired() + 1);
-          }
+          response->set_repaired(report->repaired);
           return grpc::Status::OK;
         };
       });

@@ -1,18 +1,13 @@
 #include "server/transport/gift_wall_service.h"
 
-#include <map>
 #include <optional>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "glog/logging.h"
 #include "server/common/status_macros.h"
 #include "server/domain/app_code.h"
 #include "server/domain/envelope.h"
-#include "server/domain/gift_payload.h"
-#include "server/domain/ledger_policy.h"
 #include "server/domain/page_token.h"
 #include "server/domain/text.h"
 #include "server/domain/wall_page.h"
@@ -230,107 +225,20 @@ grpc::ServerUnaryReactor* GiftWallService::Project(
     grpc::CallbackServerContext* context, projection::ProjectionUnit unit,
     std::function<std::string(size_t)> field_of_event, std::string caller,
     std::function<void(const std::vector<domain::ProjectionResult>&)> fill) {
-  if (outbox_source_ == nullptr) return SubmitUnit(context, projection_, std::move(unit), fill);
+  if (outbox_payloads_ == nullptr) {
+    return SubmitUnit(context, projection_, std::move(unit), fill);
+  }
   // The rows are read on a worker, which then waits for the group commit: the gRPC thread
   // must not block.
   return Offload(context, workers_,
                  [this, unit = std::move(unit), field_of_event = std::move(field_of_event),
                   caller = std::move(caller), fill = std::move(fill)]() mutable {
                    absl::StatusOr<std::vector<domain::ProjectionResult>> results =
-                       ProjectOutboxRows(std::move(unit), field_of_event, caller);
+                       outbox_payloads_->Project(std::move(unit), field_of_event, caller);
                    if (!results.ok()) return ToGrpcStatus(results.status());
                    fill(*results);
                    return grpc::Status::OK;
                  });
-}
-
-absl::StatusOr<std::vector<domain::ProjectionResult>> GiftWallService::ProjectOutboxRows(
-    projection::ProjectionUnit unit, const std::function<std::string(size_t)>& field_of_event,
-    const std::string& caller) const {
-  ASSIGN_OR_RETURN(std::vector<std::optional<domain::ProjectionResult>> answered,
-                   AnswerFromLedger(unit));
-  projection::ProjectionUnit rest{{}, unit.by};
-  std::vector<size_t> rest_index;  // the slot in `unit` of each event of `rest`
-  for (size_t j = 0; j < unit.events.size(); ++j) {
-    if (answered[j].has_value()) continue;
-    rest.events.push_back(std::move(unit.events[j]));
-    rest_index.push_back(j);
-  }
-  RETURN_IF_ERROR(ReplaceWithOutboxRows(
-      &rest, [&](size_t k) { return field_of_event(rest_index[k]); }, caller));
-  std::vector<domain::ProjectionResult> results(answered.size());
-  if (!rest.events.empty()) {
-    std::vector<projection::UnitResult> projected = projection_.ProjectUnits({std::move(rest)});
-    if (!projected.front().ok()) return projected.front().status();
-    for (size_t k = 0; k < rest_index.size(); ++k) {
-      results[rest_index[k]] = std::move((*projected.front())[k]);
-    }
-  }
-  for (size_t j = 0; j < answered.size(); ++j) {
-    if (answered[j].has_value()) results[j] = *std::move(answered[j]);
-  }
-  return results;
-}
-
-absl::StatusOr<std::vector<std::optional<domain::ProjectionResult>>>
-GiftWallService::AnswerFromLedger(const projection::ProjectionUnit& unit) const {
-  std::map<absl::string_view, std::vector<size_t>> by_app;
-  for (size_t j = 0; j < unit.events.size(); ++j) by_app[unit.events[j].app_code].push_back(j);
-  std::vector<std::optional<domain::ProjectionResult>> answered(unit.events.size());
-  for (const auto& [app_code, slots] : by_app) {
-    std::vector<std::string> ids;
-    for (size_t j : slots) ids.push_back(unit.events[j].event_id);
-    ASSIGN_OR_RETURN(const storage::LedgerSnapshot ledger,
-                     outbox_source_->ledger.Rows(app_code, ids));
-    for (size_t j : slots) {
-      auto row = ledger.rows.find(unit.events[j].event_id);
-      const domain::ClaimDecision decision = domain::DecideClaim(
-          row == ledger.rows.end() ? nullptr : &row->second, unit.by, ledger.now_ms);
-      switch (decision.action) {
-        case domain::ClaimAction::kAlreadyProjected:
-          answered[j] = domain::ProjectionResult{domain::ProjectionOutcome::kAlreadyProjected, ""};
-          break;
-        case domain::ClaimAction::kDead:
-          answered[j] = domain::ProjectionResult{domain::ProjectionOutcome::kDead, decision.detail};
-          break;
-        case domain::ClaimAction::kLeased:
-          answered[j] =
-              domain::ProjectionResult{domain::ProjectionOutcome::kLeased, decision.detail};
-          break;
-        case domain::ClaimAction::kInsert:
-        case domain::ClaimAction::kReclaim:
-          break;  // to be projected, from its outbox row
-      }
-    }
-  }
-  return answered;
-}
-
-absl::Status GiftWallService::ReplaceWithOutboxRows(
-    projection::ProjectionUnit* unit, const std::function<std::string(size_t)>& field_of_event,
-    const std::string& caller) const {
-  for (size_t j = 0; j < unit->events.size(); ++j) {
-    domain::GiftEvent& event = unit->events[j];
-    ASSIGN_OR_RETURN(std::optional<storage::OutboxRow> row,
-                     outbox_source_->outbox.Find(event.app_code, event.event_id));
-    if (!row.has_value()) {
-      return absl::UnavailableError(
-          absl::StrCat(field_of_event(j), ": app_code ", event.app_code, " has no outbox row \"",
-                       absl::CEscape(event.event_id),
-                       "\" yet: redeliver later (the catch-up scan projects it once it is there)"));
-    }
-    const bool same_type = domain::IsGiftEvent(row->event_type);
-    if (!same_type || !domain::SameGiftPayload(event.payload_json, row->event.payload_json)) {
-      const std::string what = same_type ? "payload_json" : "event_type";
-      LOG(WARNING) << "rejected a message whose " << what << " differs from its outbox row: caller="
-                   << (caller.empty() ? "(anyone)" : caller) << " app_code=" << event.app_code
-                   << " event_id=" << absl::CEscape(event.event_id);
-      return absl::InvalidArgumentError(absl::StrCat(
-          field_of_event(j), ".", what, " differs from the outbox row of this event: rejected"));
-    }
-    event = std::move(row->event);
-  }
-  return absl::OkStatus();
 }
 
 grpc::Status GiftWallService::AdmitWallRead(const grpc::ServerContextBase& context,

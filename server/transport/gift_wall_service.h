@@ -11,10 +11,9 @@
 
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "server/domain/gift_payload.h"
+#include "server/projection/outbox_payloads.h"
 #include "server/projection/projection_engine.h"
 #include "server/reads/wall_reader.h"
-#include "server/storage/ledger_repository.h"
-#include "server/storage/outbox_repository.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/worker_pool.h"
@@ -34,24 +33,18 @@ inline constexpr int kMaxReceiveMessageBytes = static_cast<int>(kMaxRequestBytes
 
 class GiftWallService final : public giftwall::v1::GiftWallService::CallbackService {
  public:
-  // What --payload_source=outbox reads: the wallet's outbox rows, and the ledger first.
-  struct OutboxSource {
-    storage::OutboxRepository& outbox;
-    storage::LedgerRepository& ledger;
-  };
-
   // Every call is checked by `access` (the relay role projects, the reader role reads) before it
-  // does anything. With `outbox_source` (--payload_source=outbox), ProjectMessage(s) project the
-  // wallet's outbox rows, not the messages' payloads (see ProjectOutboxRows).
+  // does anything. With `outbox_payloads` (--payload_source=outbox), ProjectMessage(s) project
+  // the wallet's outbox rows, not the messages' payloads.
   GiftWallService(projection::ProjectionEngine& projection, reads::WallReader& reader,
                   storage::WallRepository& wall, WorkerPool& workers, const AccessControl& access,
-                  const OutboxSource* outbox_source = nullptr)
+                  const projection::OutboxPayloads* outbox_payloads = nullptr)
       : projection_(projection),
         reader_(reader),
         wall_(wall),
         workers_(workers),
         access_(access),
-        outbox_source_(outbox_source) {}
+        outbox_payloads_(outbox_payloads) {}
 
   grpc::ServerUnaryReactor* ProjectMessage(grpc::CallbackServerContext* context,
                                            const v1::ProjectMessageRequest* request,
@@ -68,30 +61,11 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
 
  private:
   // Projects `unit` and answers with `fill`, or the status that kept it from being projected:
-  // from the engine directly, or, with outbox_source_, on a worker (ProjectOutboxRows).
+  // from the engine directly, or, with outbox_payloads_, on a worker.
   grpc::ServerUnaryReactor* Project(
       grpc::CallbackServerContext* context, projection::ProjectionUnit unit,
       std::function<std::string(size_t)> field_of_event, std::string caller,
       std::function<void(const std::vector<domain::ProjectionResult>&)> fill);
-
-  // --payload_source=outbox: the ledger answers the events it has done, dead or leased to another
-  // caller (no outbox row needed: the wallet may have pruned it); every other event is replaced
-  // with the outbox row of its (app_code, event_id) and projected. One result per event of
-  // `unit`. Nothing is projected unless every event passes.
-  absl::StatusOr<std::vector<domain::ProjectionResult>> ProjectOutboxRows(
-      projection::ProjectionUnit unit, const std::function<std::string(size_t)>& field_of_event,
-      const std::string& caller) const;
-
-  // What the ledger answers for each event of `unit` without projecting it: done, dead, leased.
-  absl::StatusOr<std::vector<std::optional<domain::ProjectionResult>>> AnswerFromLedger(
-      const projection::ProjectionUnit& unit) const;
-
-  // Replaces each event of `unit` with the outbox row of its (app_code, event_id). UNAVAILABLE
-  // while a row is not there (redeliver; the catch-up scan projects it once it is);
-  // INVALID_ARGUMENT, logged with the caller, when a message says another gift than its row.
-  absl::Status ReplaceWithOutboxRows(projection::ProjectionUnit* unit,
-                                     const std::function<std::string(size_t)>& field_of_event,
-                                     const std::string& caller) const;
 
   // A wall read's caller and arguments: OK with the normalized app code, page size and the
   // call's admission, or the status to answer (UNAUTHENTICATED, PERMISSION_DENIED,
@@ -105,7 +79,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   storage::WallRepository& wall_;
   WorkerPool& workers_;
   const AccessControl& access_;
-  const OutboxSource* const outbox_source_;
+  const projection::OutboxPayloads* const outbox_payloads_;
 };
 
 }  // namespace giftwall::transport

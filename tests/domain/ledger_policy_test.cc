@@ -72,5 +72,16 @@ TEST(DecideFailure, Rule7_EachFailureCountsAndBacksOffUntilMaxRetriesMakesItDead
   EXPECT_EQ(third.retry_after, absl::ZeroDuration());
 }
 
+TEST(LedgerPolicy, TheLedgerAloneAnswersDoneDeadAndLeasedEvents) {
+  EXPECT_EQ(AnsweredByLedger({ClaimAction::kAlreadyProjected, ""})->outcome,
+            ProjectionOutcome::kAlreadyProjected);
+  const std::optional<ProjectionResult> dead = AnsweredByLedger({ClaimAction::kDead, "why"});
+  EXPECT_EQ(dead->outcome, ProjectionOutcome::kDead);
+  EXPECT_EQ(dead->detail, "why");
+  EXPECT_EQ(AnsweredByLedger({ClaimAction::kLeased, "held by a"})->detail, "held by a");
+  EXPECT_FALSE(AnsweredByLedger({ClaimAction::kInsert, ""}).has_value());
+  EXPECT_FALSE(AnsweredByLedger({ClaimAction::kReclaim, ""}).has_value());
+}
+
 }  // namespace
 }  // namespace giftwall::domain

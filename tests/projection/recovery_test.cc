@@ -353,5 +353,56 @@ TEST_F(RecoveryTest, RequeueSkipsEventsItCannotReproject) {
   EXPECT_EQ(Ledger("G1", "status"), "dead");
 }
 
+TEST_F(RecoveryTest, ARequeueByErrorFindsTheDeadEventsAndListsTheFirstSkipped) {
+  // Three dead for a missing gift_count (two of them with their rows fixed), one for another
+  // reason, which the error text leaves out.
+  for (const std::string id : {"M1", "M2", "M3"}) {
+    db_.InsertOutbox("demo", id, "WalletGiftDebited", GiftPayloadJson(7, "rose", 1), kT0);
+    ASSERT_EQ(Project(Event(id, R"({"target_user_id":7,"gift_id":"rose"})")),
+              ProjectionOutcome::kDead);
+  }
+  db_.Exec("DELETE FROM wallet_outbox WHERE event_id = 'M3'");
+  ASSERT_EQ(Project(Event("X1", "{}")), ProjectionOutcome::kDead);
+  RequeueRequest request{"demo", {}, "gift_count", false, 10, 0};
+  absl::StatusOr<RequeueReport> report = projection_->recovery.RequeueDeadEvents(request);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->matched, 3);
+  EXPECT_EQ(report->requeued, 2);
+  EXPECT_TRUE(report->skipped.empty()) << "max_listed 0: counted, not listed";
+  EXPECT_EQ(report->skipped_not_listed, 1);
+  EXPECT_EQ(GiftCount(7, "rose"), 2);
+  EXPECT_EQ(Ledger("X1", "status"), "dead");
+
+  request = RequeueRequest{"demo", {"M3", "nope"}, "", true, 10, 10};
+  report = projection_->recovery.RequeueDeadEvents(request);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->skipped.size(), 2u);
+  EXPECT_EQ(report->skipped[0],
+            std::make_pair(std::string("M3"), std::string("outbox row is gone")));
+  EXPECT_EQ(report->skipped[1].second, "no ledger row");
+}
+
+TEST_F(RecoveryTest, ACancelledRequeueStopsBetweenEvents) {
+  ASSERT_EQ(Project(Event("C1", "{}")), ProjectionOutcome::kDead);
+  int asked = 0;
+  absl::StatusOr<RequeueReport> report = projection_->recovery.RequeueDeadEvents(
+      RequeueRequest{"demo", {"C1", "C2"}, "", false, 10, 10}, [&] { return ++asked > 1; });
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(asked, 2) << "asked before each event, stopped before the second";
+}
+
+TEST_F(RecoveryTest, Rule11_CatchUpNowReadsEveryOutboxCodeOfTheApp) {
+  db_.InsertOutbox("demo", "N1", "WalletGiftDebited", GiftPayloadJson(7, "rose", 1), kT0);
+  db_.InsertOutbox("DEMO", "N2", "WalletGiftDebited", GiftPayloadJson(7, "rose", 2), kT0);
+  db_.InsertOutbox("demo", "N3", "WalletGiftDebited", "{}", kT0);
+  absl::StatusOr<CatchUpTotals> totals = projection_->recovery.CatchUpNow("demo", 100);
+  ASSERT_TRUE(totals.ok()) << totals.status();
+  EXPECT_EQ(totals->found, 3);
+  EXPECT_EQ(totals->processed, 3);
+  EXPECT_EQ(totals->projected, 2);
+  EXPECT_EQ(totals->dead, 1);
+  EXPECT_EQ(GiftCount(7, "rose"), 3);
+}
+
 }  // namespace
 }  // namespace giftwall::projection
