@@ -9,8 +9,10 @@
 
 namespace giftwall::domain {
 
-// The ledger's projection_name for the gift wall (the seed's giftWallProjectionName).
-inline constexpr absl::string_view kGiftWallProjection = "user_gift_wall";
+// The ledger's projection_name for the gift wall (the seed's giftWallProjectionName). A macro
+// too, so that storage can splice it into SQL string constants (GIFTWALL_SQL_PROJECTION).
+#define GIFTWALL_GIFT_WALL_PROJECTION "user_gift_wall"
+inline constexpr absl::string_view kGiftWallProjection = GIFTWALL_GIFT_WALL_PROJECTION;
 // last_error is cut to this many bytes, on a UTF-8 boundary.
 inline constexpr size_t kMaxLastErrorBytes = 1024;
 

@@ -95,8 +95,8 @@ absl::StatusOr<RequeueResult> Recovery::RequeueDeadEvent(absl::string_view app_c
     return result;
   }
   const storage::EventStatus& row = **ledger;
-  if (row.status != domain::LedgerStatusName(domain::LedgerStatus::kDead)) {
-    result.reason = absl::StrCat("not dead (status ", row.status, ")");
+  if (row.status != domain::LedgerStatus::kDead) {
+    result.reason = absl::StrCat("not dead (status ", domain::LedgerStatusName(row.status), ")");
     return result;
   }
   if (!absl::StrContains(row.last_error, error_contains)) {

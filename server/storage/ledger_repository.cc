@@ -13,14 +13,15 @@ namespace {
 // Index-only (idx_projection_events_status).
 constexpr absl::string_view kCountsByStatus = R"sql(
 SELECT status, projected_by, COUNT(*) FROM wallet_projection_events
-WHERE projection_name = 'user_gift_wall' AND app_code = ?
+WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND app_code = ?
 GROUP BY status, projected_by)sql";
 
 constexpr absl::string_view kOldestDead =
     R"sql(
 SELECT COALESCE()sql" GIFTWALL_DB_NOW_MS
     R"sql( - MIN(updated_at_ms), 0) FROM wallet_projection_events
-WHERE projection_name = 'user_gift_wall' AND app_code = ? AND status = 'dead')sql";
+WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION
+    R"sql( AND app_code = ? AND status = 'dead')sql";
 
 // Lag: every gift event of the app that is not done or dead yet. Reads the app's whole outbox
 // index: an operator's question, not a hot path (bounded by the statement time limit).
@@ -28,7 +29,7 @@ constexpr absl::string_view kUnprojected = R"sql(
 SELECT COUNT(*), COALESCE()sql" GIFTWALL_DB_NOW_MS R"sql( - MIN(wo.created_at_ms), 0)
 FROM wallet_outbox wo FORCE INDEX (idx_wallet_outbox_event_created)
 LEFT JOIN wallet_projection_events pe
-  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
+  ON pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND pe.app_code = ?
      AND pe.event_id = wo.event_id
 WHERE wo.app_code = ? AND wo.event_type = 'WalletGiftDebited'
   AND (pe.event_id IS NULL OR pe.status IN ('failed', 'processing')))sql";
@@ -38,20 +39,20 @@ SELECT status, retry_count, requeue_count, projected_by, locked_by, locked_until
        next_attempt_at_ms, last_error, processed_at_ms, target_user_id, created_at_ms,
        updated_at_ms
 FROM wallet_projection_events
-WHERE projection_name = 'user_gift_wall' AND app_code = ? AND event_id = ?)sql";
+WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND app_code = ? AND event_id = ?)sql";
 
 // INSTR, not LIKE: the operator's text is matched literally, % and _ included.
 constexpr absl::string_view kDeadPage = R"sql(
 SELECT event_id, last_error, retry_count, requeue_count, target_user_id, updated_at_ms
 FROM wallet_projection_events
-WHERE projection_name = 'user_gift_wall' AND app_code = ? AND status = 'dead'
+WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND app_code = ? AND status = 'dead'
   AND INSTR(last_error, ?) > 0 AND event_id > ?
 ORDER BY event_id
 LIMIT ?)sql";
 
 constexpr absl::string_view kDeadGroups = R"sql(
 SELECT last_error, COUNT(*) AS n FROM wallet_projection_events
-WHERE projection_name = 'user_gift_wall' AND app_code = ? AND status = 'dead'
+WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND app_code = ? AND status = 'dead'
   AND INSTR(last_error, ?) > 0
 GROUP BY last_error
 ORDER BY n DESC, last_error
@@ -59,7 +60,7 @@ LIMIT 100)sql";
 
 constexpr absl::string_view kDeadIds = R"sql(
 SELECT event_id FROM wallet_projection_events
-WHERE projection_name = 'user_gift_wall' AND app_code = ? AND status = 'dead'
+WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND app_code = ? AND status = 'dead'
   AND INSTR(last_error, ?) > 0
 ORDER BY event_id
 LIMIT ?)sql";
@@ -115,11 +116,29 @@ absl::StatusOr<std::optional<EventStatus>> LedgerRepository::Event(absl::string_
                                                                    absl::string_view event_id) {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   std::optional<EventStatus> event;
+  std::string status;
   absl::Status s = conn->Query(kEventRow, {app_code, event_id}, [&](const SqlRow& row) {
-    event = EventStatus{row.Str(0), row.Int(1), row.Int(2), row.Str(3), row.Str(4),  row.Int(5),
-                        row.Int(6), row.Str(7), row.Int(8), row.Int(9), row.Int(10), row.Int(11)};
+    status = row.Str(0);
+    event = EventStatus{domain::LedgerStatus::kProcessing,
+                        row.Int(1),
+                        row.Int(2),
+                        row.Str(3),
+                        row.Str(4),
+                        row.Int(5),
+                        row.Int(6),
+                        row.Str(7),
+                        row.Int(8),
+                        row.Int(9),
+                        row.Int(10),
+                        row.Int(11)};
   });
   if (!s.ok()) return s;
+  if (!event.has_value()) return event;
+  std::optional<domain::LedgerStatus> parsed = domain::ParseLedgerStatus(status);
+  if (!parsed.has_value()) {
+    return absl::InternalError(absl::StrCat("ledger status \"", status, "\" outside its CHECK"));
+  }
+  event->status = *parsed;
   return event;
 }
 

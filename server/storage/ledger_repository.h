@@ -27,7 +27,7 @@ struct ProjectionStatus {
 };
 
 struct EventStatus {
-  std::string status;
+  domain::LedgerStatus status = domain::LedgerStatus::kProcessing;
   int64_t retry_count = 0;
   int64_t requeue_count = 0;
   std::string projected_by;

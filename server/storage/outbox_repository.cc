@@ -18,7 +18,7 @@ constexpr absl::string_view kUnprojectedCandidates = R"sql(
 SELECT wo.event_id, COALESCE(wo.payload, ''), wo.created_at_ms
 FROM wallet_outbox wo FORCE INDEX (idx_wallet_outbox_event_created)
 LEFT JOIN wallet_projection_events pe
-  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
+  ON pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND pe.app_code = ?
      AND pe.event_id = wo.event_id
 WHERE wo.app_code = ? AND wo.event_type = 'WalletGiftDebited'
   AND wo.created_at_ms >= ? AND wo.created_at_ms <= ?
@@ -40,7 +40,7 @@ constexpr absl::string_view kDueRetryCandidates = R"sql(
 SELECT wo.event_id, COALESCE(wo.payload, ''), wo.created_at_ms
 FROM wallet_projection_events pe
 JOIN wallet_outbox wo ON wo.app_code = ? AND wo.event_id = pe.event_id
-WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
+WHERE pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND pe.app_code = ?
   AND pe.status IN ('failed', 'processing') AND pe.next_attempt_at_ms <= ?
   AND wo.event_type = 'WalletGiftDebited'
 ORDER BY wo.created_at_ms ASC, wo.event_id ASC

@@ -21,12 +21,14 @@ namespace {
 // lookup per row, whatever the table's size. Identifiers travel hex-encoded (UNHEX).
 
 // Read by event id: [[id_hex], ...]
-constexpr absl::string_view kReadLedger = R"sql(
+constexpr absl::string_view kReadLedger =
+    R"sql(
 SELECT pe.event_id, pe.status, pe.retry_count, pe.locked_by, pe.locked_until_ms, pe.last_error,
        )sql" GIFTWALL_DB_NOW_MS R"sql(
 FROM JSON_TABLE(?, '$[*]' COLUMNS (j_id VARCHAR(512) CHARACTER SET ascii PATH '$[0]')) AS jt
 STRAIGHT_JOIN wallet_projection_events pe
-  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id))sql";
+  ON pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION
+    R"sql( AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id))sql";
 
 // A LedgerWrite: [id_hex, status, retry_count, requeued, last_error, retry_after_ms,
 // projected_by, target_user_id, was_status, was_retry_count, was_locked_until_ms]
@@ -39,11 +41,13 @@ STRAIGHT_JOIN wallet_projection_events pe
   "'$[8]',"                                                                                        \
   " j_was_retry_count INT PATH '$[9]', j_was_locked_until BIGINT PATH '$[10]')) AS jt"
 
-constexpr absl::string_view kInsertLedger = R"sql(
+constexpr absl::string_view kInsertLedger =
+    R"sql(
 INSERT INTO wallet_projection_events
   (projection_name, app_code, event_id, status, retry_count, requeue_count, last_error,
    next_attempt_at_ms, processed_at_ms, projected_by, target_user_id, created_at_ms, updated_at_ms)
-SELECT 'user_gift_wall', ?, UNHEX(jt.j_id), jt.j_status, jt.j_retry_count, jt.j_requeued,
+SELECT )sql" GIFTWALL_SQL_PROJECTION
+    R"sql(, ?, UNHEX(jt.j_id), jt.j_status, jt.j_retry_count, jt.j_requeued,
        jt.j_last_error,
        IF(jt.j_retry_after > 0, )sql" GIFTWALL_DB_NOW_MS R"sql( + jt.j_retry_after, 0),
        IF(jt.j_status = 'done', )sql" GIFTWALL_DB_NOW_MS R"sql(, 0), jt.j_projected_by,
@@ -60,10 +64,12 @@ const std::string& InsertLedgerIfAbsentSql() {
 
 // Only a row that is still as it was read is written: if another caller moved it on meanwhile,
 // the caller sees fewer rows updated than it asked for and reads again.
-constexpr absl::string_view kUpdateLedger = R"sql(
+constexpr absl::string_view kUpdateLedger =
+    R"sql(
 UPDATE )sql" GIFTWALL_LEDGER_WRITE_TABLE R"sql(
 STRAIGHT_JOIN wallet_projection_events pe
-  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
+  ON pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION
+    R"sql( AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
 SET pe.status = jt.j_status, pe.retry_count = jt.j_retry_count,
     pe.requeue_count = pe.requeue_count + jt.j_requeued, pe.locked_by = '',
     pe.locked_until_ms = 0,

@@ -21,7 +21,7 @@ constexpr int64_t kUsersPerChunk = 200;
 constexpr absl::string_view kLedgerUsers = R"sql(
 SELECT DISTINCT target_user_id FROM wallet_projection_events
   FORCE INDEX (idx_projection_events_user)
-WHERE projection_name = 'user_gift_wall' AND app_code = ? AND target_user_id > ?
+WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND app_code = ? AND target_user_id > ?
 ORDER BY target_user_id
 LIMIT ?)sql";
 
@@ -37,13 +37,13 @@ SELECT pe.target_user_id, pe.event_id, wo.event_id IS NOT NULL, COALESCE(wo.even
        COALESCE(wo.payload, ''), COALESCE(wo.created_at_ms, 0)
 FROM wallet_projection_events pe FORCE INDEX (idx_projection_events_user)
 LEFT JOIN wallet_outbox wo ON wo.app_code = ? AND wo.event_id = pe.event_id
-WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ?
+WHERE pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND pe.app_code = ?
   AND pe.target_user_id > ? AND pe.target_user_id <= ? AND pe.status = 'done')sql";
 
 // The ids of one user's done events: index-only (idx_projection_events_user), cheap under locks.
 constexpr absl::string_view kDoneEventIds = R"sql(
 SELECT event_id FROM wallet_projection_events FORCE INDEX (idx_projection_events_user)
-WHERE projection_name = 'user_gift_wall' AND app_code = ? AND target_user_id = ?
+WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND app_code = ? AND target_user_id = ?
   AND status = 'done')sql";
 
 constexpr absl::string_view kOneDoneEvent = R"sql(
@@ -51,15 +51,18 @@ SELECT pe.target_user_id, pe.event_id, wo.event_id IS NOT NULL, COALESCE(wo.even
        COALESCE(wo.payload, ''), COALESCE(wo.created_at_ms, 0)
 FROM wallet_projection_events pe
 LEFT JOIN wallet_outbox wo ON wo.app_code = ? AND wo.event_id = pe.event_id
-WHERE pe.projection_name = 'user_gift_wall' AND pe.app_code = ? AND pe.event_id = ?
+WHERE pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION
+                                            R"sql( AND pe.app_code = ? AND pe.event_id = ?
   AND pe.status = 'done')sql";
 
 // Done events whose gifts a rebuild finds beyond the wall's cap (DESIGN §2.14) go dead:
 // [[event_id_hex], ...].
-constexpr absl::string_view kKillDoneEvents = R"sql(
+constexpr absl::string_view kKillDoneEvents =
+    R"sql(
 UPDATE JSON_TABLE(?, '$[*]' COLUMNS (j_id VARCHAR(512) CHARACTER SET ascii PATH '$[0]')) AS jt
 STRAIGHT_JOIN wallet_projection_events pe
-  ON pe.projection_name = 'user_gift_wall' AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
+  ON pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION
+    R"sql( AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
 SET pe.status = 'dead', pe.last_error = ?, pe.locked_by = '', pe.locked_until_ms = 0,
     pe.next_attempt_at_ms = 0, pe.updated_at_ms = )sql" GIFTWALL_DB_NOW_MS R"sql(
 WHERE pe.status = 'done')sql";

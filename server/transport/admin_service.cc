@@ -259,7 +259,7 @@ grpc::ServerUnaryReactor* AdminService::GetEventStatus(grpc::CallbackServerConte
                              "or it is not a WalletGiftDebited event"));
           }
           const storage::EventStatus& e = **event;
-          response->set_status(e.status);
+          response->set_status(std::string(domain::LedgerStatusName(e.status)));
           response->set_retry_count(static_cast<int32_t>(e.retry_count));
           response->set_requeue_count(static_cast<int32_t>(e.requeue_count));
           response->set_projected_by(e.projected_by);

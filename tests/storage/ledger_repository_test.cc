@@ -61,7 +61,7 @@ TEST_F(LedgerRepositoryTest, EventReturnsTheLedgerRowOrNothing) {
   absl::StatusOr<std::optional<EventStatus>> event = ledger_.Event("demo", "E1");
   ASSERT_TRUE(event.ok()) << event.status();
   ASSERT_TRUE(event->has_value());
-  EXPECT_EQ((*event)->status, "done");
+  EXPECT_EQ((*event)->status, domain::LedgerStatus::kDone);
   EXPECT_EQ((*event)->projected_by, "relay");
   EXPECT_EQ((*event)->target_user_id, 7);
   event = ledger_.Event("demo", "E1 ");
