@@ -5,15 +5,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace giftwall::transport {
-namespace {
-
-grpc::Status ShuttingDown() {
-  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                      "the server is shutting down; retry on another replica");
-}
-
-}  // namespace
-
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
@@ -50,19 +41,8 @@ grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context, WorkerPo
     }
     reactor->Finish(work());
   };
-  item.cancel = [reactor] { reactor->Finish(ShuttingDown()); };
-  switch (workers.TrySubmit(std::move(item))) {
-    case WorkerPool::Admission::kAccepted:
-      break;
-    case WorkerPool::Admission::kQueueFull:
-      reactor->Finish(
-          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                       "the server is overloaded (its work queue is full); retry later"));
-      break;
-    case WorkerPool::Admission::kStopped:
-      reactor->Finish(ShuttingDown());
-      break;
-  }
+  item.refuse = [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); };
+  workers.Submit(std::move(item));
   return reactor;
 }
 

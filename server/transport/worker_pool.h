@@ -1,55 +1,53 @@
 // A fixed set of threads that run blocking work (database calls) for the gRPC callback
-// handlers, which must never block. The queue is bounded: when it is full, work is refused at
-// once and the caller answers RESOURCE_EXHAUSTED.
+// handlers, which must never block: the shared bounded queue (concurrency::GroupQueue), one
+// item per group. When the queue is full, work is refused at once (RESOURCE_EXHAUSTED).
 #ifndef GIFTWALL_SERVER_TRANSPORT_WORKER_POOL_H_
 #define GIFTWALL_SERVER_TRANSPORT_WORKER_POOL_H_
 
-#include <deque>
 #include <functional>
-#include <thread>
+#include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "server/concurrency/group_queue.h"
 
 namespace giftwall::transport {
 
-// One unit of work. Exactly one of run and cancel is called, once: cancel when the pool shuts
-// down before the work started, so that every accepted call is still answered.
+// One unit of work. Exactly one of run and refuse is called, once: refuse when the work will
+// not run (the queue is full, or the pool shut down before it started), so that every accepted
+// call is still answered.
 struct WorkItem {
   std::function<void()> run;
-  std::function<void()> cancel;
+  std::function<void(absl::Status)> refuse;
 };
 
 class WorkerPool {
  public:
-  WorkerPool(int threads, int queue_capacity);
-  // Shuts down if that has not been done.
-  ~WorkerPool();
-  WorkerPool(const WorkerPool&) = delete;
-  WorkerPool& operator=(const WorkerPool&) = delete;
+  // `name` names the queue in a refusal ("the server is overloaded (its work queue is full)").
+  WorkerPool(int threads, int queue_capacity, std::string name = "work")
+      : queue_(
+            concurrency::GroupQueueOptions{std::move(name), threads, queue_capacity, 1, 0},
+            [](const WorkItem&) { return size_t{1}; },
+            [](std::vector<WorkItem> group) {
+              for (WorkItem& item : group) item.run();
+            },
+            [](WorkItem item, absl::Status status) { item.refuse(std::move(status)); }) {}
 
-  enum class Admission { kAccepted, kQueueFull, kStopped };
+  // Queues `item`, or refuses it at once: RESOURCE_EXHAUSTED when the queue is full,
+  // UNAVAILABLE once the pool is shutting down.
+  void Submit(WorkItem item) { queue_.Submit(std::move(item)); }
 
-  // Queues `item`, unless the queue is full or the pool is shutting down (then nothing of
-  // `item` is called).
-  Admission TrySubmit(WorkItem item) ABSL_LOCKS_EXCLUDED(mu_);
-
-  // Refuses new work, lets queued work start until `drain_deadline`, cancels what is still
+  // Refuses new work, lets queued work start until `drain_deadline`, refuses what is still
   // queued then, and waits for running work to finish.
-  void Shutdown(absl::Time drain_deadline = absl::InfinitePast()) ABSL_LOCKS_EXCLUDED(mu_);
+  void Shutdown(absl::Time drain_deadline = absl::InfinitePast()) {
+    queue_.Shutdown(drain_deadline);
+  }
 
-  int queued() const ABSL_LOCKS_EXCLUDED(mu_);
+  int queued() const { return queue_.queued(); }
 
  private:
-  void Loop() ABSL_LOCKS_EXCLUDED(mu_);
-
-  const size_t capacity_;
-  mutable absl::Mutex mu_;
-  std::deque<WorkItem> queue_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_;
+  concurrency::GroupQueue<WorkItem> queue_;
 };
 
 }  // namespace giftwall::transport
