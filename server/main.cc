@@ -180,7 +180,7 @@ int Serve(const ServerConfig& config) {
   projection::GroupProjector background_projector(background_pool, config.retry,
                                                   config.max_wall_gifts);
   projection::EngineOptions background_engine_options = config.engine;
-  background_engine_options.lanes = 1;
+  background_engine_options.lanes = kBackgroundProjectionLanes;
   projection::ProjectionEngine background_engine(background_projector, background_engine_options);
   projection::Recovery recovery(background_engine, background_outbox, ledger);
   reads::WallReader reader(wall, config.reads);
@@ -200,7 +200,7 @@ int Serve(const ServerConfig& config) {
   const projection::OutboxPayloads outbox_payloads(engine, outbox, serving_ledger);
   transport::GiftWallService gift_wall(engine, reader, wall, workers, *access,
                                        config.payload_from_outbox ? &outbox_payloads : nullptr);
-  transport::WorkerPool admin_workers(kAdminThreads, 16);
+  transport::WorkerPool admin_workers(kAdminThreads, kAdminQueueCapacity);
   transport::AdminService admin(ledger, background_outbox, recovery, audit, rebuilds, admin_workers,
                                 *access);
   storage::ScanLocks scan_locks(config.pool.endpoint, config.pool.session);

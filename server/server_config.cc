@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -11,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "server/common/status_macros.h"
 #include "server/domain/app_code.h"
 #include "server/env_flags.h"
 #include "server/storage/mysql_url.h"
@@ -215,13 +220,8 @@ absl::Status ReadSecurity(ServerConfig& config) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
-  ServerConfig config;
-  config.listen = absl::GetFlag(FLAGS_listen);
-  if (absl::Status s = CheckListen(config.listen); !s.ok()) return s;
-
+// The database: where it is, the serving pool, its sessions' bounds, and the read replica.
+absl::Status ReadDatabase(ServerConfig& config) {
   const std::string url = absl::GetFlag(FLAGS_mysql_url);
   if (url.empty()) return Invalid("mysql_url", "is required (or set GIFTWALL_MYSQL_URL)");
   absl::StatusOr<storage::MysqlEndpoint> endpoint = storage::ParseMysqlUrl(url);
@@ -231,6 +231,7 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     absl::StatusOr<std::string> password = ReadSecret(file);
     if (!password.ok()) return password.status();
     config.pool.endpoint.password = *std::move(password);
+    config.mysql_password_file = file;
   }
 
   config.pool.max_size = absl::GetFlag(FLAGS_db_pool_size);
@@ -243,11 +244,6 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
   // answering fails calls as soon as their statements would have been stopped anyway.
   config.pool.session.read_timeout = config.pool.session.statement_timeout + absl::Seconds(1);
   config.pool.session.write_timeout = config.pool.session.read_timeout;
-  if (config.pool.session.lock_wait_timeout >= config.pool.session.statement_timeout) {
-    // A lock wait must end as a lock wait (contention, retried), not as a statement timeout
-    // (a failure, counted against the event).
-    return Invalid("lock_wait_timeout", "must be shorter than --db_statement_timeout");
-  }
   for (absl::Status s :
        {Positive("db_pool_size", config.pool.max_size),
         PositiveDuration("db_acquire_timeout", config.pool.acquire_timeout),
@@ -255,6 +251,11 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
         PositiveDuration("db_statement_timeout", config.pool.session.statement_timeout),
         PositiveDuration("lock_wait_timeout", config.pool.session.lock_wait_timeout)}) {
     if (!s.ok()) return s;
+  }
+  if (config.pool.session.lock_wait_timeout >= config.pool.session.statement_timeout) {
+    // A lock wait must end as a lock wait (contention, retried), not as a statement timeout
+    // (a failure, counted against the event).
+    return Invalid("lock_wait_timeout", "must be shorter than --db_statement_timeout");
   }
 
   if (const std::string read_url = absl::GetFlag(FLAGS_mysql_read_url); !read_url.empty()) {
@@ -266,7 +267,11 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     read_pool.max_size = absl::GetFlag(FLAGS_db_read_pool_size);
     if (absl::Status s = Positive("db_read_pool_size", read_pool.max_size); !s.ok()) return s;
   }
+  return absl::OkStatus();
+}
 
+// This replica's name, the projection and read lanes, the queues, the retries, shutdown.
+absl::Status ReadProcessing(ServerConfig& config) {
   config.worker_id = std::string(absl::StripAsciiWhitespace(absl::GetFlag(FLAGS_worker_id)));
   if (config.worker_id.empty()) config.worker_id = HostName();
   if (config.worker_id.size() > 128) return Invalid("worker_id", "at most 128 bytes");
@@ -292,6 +297,14 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     if (!s.ok()) return s;
   }
   if (config.drain_delay < absl::ZeroDuration()) return Invalid("drain_delay", "must be >= 0");
+  if (config.shutdown_grace < absl::ZeroDuration()) {
+    return Invalid("shutdown_grace", "must be >= 0");
+  }
+  return absl::OkStatus();
+}
+
+// What the gRPC server may hold, and the sessions the lanes take from the pools.
+absl::Status ReadMemoryAndLanes(ServerConfig& config) {
   // A legal batch per lane that projects, and one more being read.
   const int64_t batch_mib = (int64_t{transport::kMaxReceiveMessageBytes} >> 20) + 1;
   const int64_t memory_mib = absl::GetFlag(FLAGS_grpc_memory_limit_mb);
@@ -316,7 +329,11 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     return Invalid("read_lanes", absl::StrCat("must stay below --db_read_pool_size (",
                                               config.read_pool->max_size, ")"));
   }
+  return absl::OkStatus();
+}
 
+// The background pool and what runs on it: the catch-up scan, admin calls, rebuilds.
+absl::Status ReadBackground(ServerConfig& config) {
   // The background pool serves the admin threads (each a session; a rebuild two, one for its
   // lock) and the scan (one at a time).
   config.background_pool = config.pool;
@@ -351,18 +368,17 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
     if (!normalized.ok()) return Invalid("catchup_app_codes", normalized.status().message());
     catch_up.app_codes.push_back(*std::move(normalized));
   }
+  catch_up.status_every = absl::GetFlag(FLAGS_catchup_status_every);
+  if (absl::Status s = PositiveDuration("catchup_status_every", catch_up.status_every); !s.ok()) {
+    return s;
+  }
   config.enable_admin = absl::GetFlag(FLAGS_enable_admin);
   config.max_concurrent_rebuilds = absl::GetFlag(FLAGS_max_concurrent_rebuilds);
   if (absl::Status s = Positive("max_concurrent_rebuilds", config.max_concurrent_rebuilds);
       !s.ok()) {
     return s;
   }
-  // What the background pool serves at once: each admin thread, each rebuild (its own thread)
-  // and its lock, the scan's reads, and the lane that projects for the scan and for requeues.
-  const bool scan = catch_up.interval > absl::ZeroDuration();
-  const int background_sessions =
-      (config.enable_admin ? kAdminThreads + 2 * config.max_concurrent_rebuilds : 0) +
-      (scan ? 1 : 0) + (config.enable_admin || scan ? 1 : 0);
+  const int background_sessions = BackgroundSessionsNeeded(config);
   if (config.background_pool.max_size < background_sessions) {
     return Invalid("db_background_pool_size",
                    absl::StrCat("must be at least ", background_sessions, ", got ",
@@ -371,6 +387,11 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
                                 "(--max_concurrent_rebuilds) and its lock, "
                                 "one for the scan's reads, one for the lane that projects"));
   }
+  return absl::OkStatus();
+}
+
+// What else is served: reflection, metrics; and how connections are kept and aged.
+absl::Status ReadEndpoints(ServerConfig& config) {
   config.enable_reflection = absl::GetFlag(FLAGS_enable_reflection);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   if (!config.metrics_listen.empty()) {
@@ -378,10 +399,6 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
       return Invalid("metrics_listen",
                      absl::StrCat("\"", config.metrics_listen, "\" is not host:port"));
     }
-  }
-  catch_up.status_every = absl::GetFlag(FLAGS_catchup_status_every);
-  if (absl::Status s = PositiveDuration("catchup_status_every", catch_up.status_every); !s.ok()) {
-    return s;
   }
   config.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
   config.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
@@ -396,9 +413,19 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
   if (config.max_connection_age < absl::ZeroDuration()) {
     return Invalid("max_connection_age", "must be >= 0 (0: never)");
   }
-  if (config.shutdown_grace < absl::ZeroDuration())
-    return Invalid("shutdown_grace", "must be >= 0");
-  if (absl::Status s = ReadSecurity(config); !s.ok()) return s;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
+  ServerConfig config;
+  config.listen = absl::GetFlag(FLAGS_listen);
+  RETURN_IF_ERROR(CheckListen(config.listen));
+  for (auto* section : {ReadDatabase, ReadProcessing, ReadMemoryAndLanes, ReadBackground,
+                        ReadEndpoints, ReadSecurity}) {
+    RETURN_IF_ERROR(section(config));
+  }
   return config;
 }
 
@@ -409,45 +436,86 @@ absl::Status CheckCanServe(const ServerConfig& config) {
                  "plaintext with --plaintext (local runs and tests only)");
 }
 
+int BackgroundSessionsNeeded(const ServerConfig& config) {
+  const bool scan = config.catch_up.interval > absl::ZeroDuration();
+  const int admin = config.enable_admin ? kAdminThreads + 2 * config.max_concurrent_rebuilds : 0;
+  const int scan_reads = scan ? 1 : 0;
+  const int projection_lanes = config.enable_admin || scan ? kBackgroundProjectionLanes : 0;
+  return admin + scan_reads + projection_lanes;
+}
+
 namespace {
 
-absl::string_view TransportName(const ServerConfig& config) {
-  if (!config.tls.has_value()) return config.plaintext ? "plaintext" : "(none)";
-  if (config.tls->client_ca_file.empty()) return "tls";
-  return config.tls->require_client_cert ? "mtls" : "tls, client certificates optional";
+std::string Duration(absl::Duration d) { return absl::FormatDuration(d); }
+std::string OnOff(bool on) { return on ? "true" : "false"; }
+std::string OrNone(const std::string& value, absl::string_view none = "(none)") {
+  return value.empty() ? std::string(none) : value;
+}
+
+// Every setting by the name of the flag it comes from.
+std::vector<std::pair<absl::string_view, std::string>> Settings(const ServerConfig& c) {
+  const std::optional<transport::TlsOptions>& tls = c.tls;
+  const worker::CatchUpOptions& scan = c.catch_up;
+  return {
+      {"listen", c.listen},
+      {"plaintext", OnOff(c.plaintext)},
+      {"tls_cert_file", tls ? tls->cert_file : "(none)"},
+      {"tls_key_file", tls ? tls->key_file : "(none)"},
+      {"tls_client_ca_file", tls ? OrNone(tls->client_ca_file) : "(none)"},
+      {"tls_client_auth", tls ? (tls->require_client_cert ? "require" : "optional") : "(none)"},
+      {"tls_refresh_interval", tls ? Duration(tls->refresh_interval) : "(none)"},
+      {"health_listen", OrNone(c.health_listen)},
+      {"metrics_listen", OrNone(c.metrics_listen)},
+      {"access_policy_file",
+       OrNone(c.access_policy_file, "(none: every caller may call everything)")},
+      {"access_policy_refresh", Duration(c.access_policy_refresh)},
+      {"payload_source", c.payload_from_outbox ? "outbox" : "message"},
+      {"enable_admin", OnOff(c.enable_admin)},
+      {"enable_reflection", OnOff(c.enable_reflection)},
+      {"mysql_url", c.pool.endpoint.Describe()},
+      {"mysql_password_file", OrNone(c.mysql_password_file)},
+      {"mysql_read_url", c.read_pool ? c.read_pool->endpoint.Describe() : "(none: --mysql_url)"},
+      {"db_read_pool_size", c.read_pool ? absl::StrCat(c.read_pool->max_size) : "(none)"},
+      {"db_pool_size", absl::StrCat(c.pool.max_size)},
+      {"db_background_pool_size", absl::StrCat(c.background_pool.max_size)},
+      {"db_acquire_timeout", Duration(c.pool.acquire_timeout)},
+      {"db_connect_timeout", Duration(c.pool.session.connect_timeout)},
+      {"db_statement_timeout", Duration(c.pool.session.statement_timeout)},
+      {"lock_wait_timeout", Duration(c.pool.session.lock_wait_timeout)},
+      {"worker_id", c.worker_id},
+      {"workers", absl::StrCat(c.worker_threads)},
+      {"queue_capacity", absl::StrCat(c.queue_capacity)},
+      {"max_retries", absl::StrCat(c.retry.max_retries)},
+      {"max_wall_gifts", absl::StrCat(c.max_wall_gifts)},
+      {"max_concurrent_rebuilds", absl::StrCat(c.max_concurrent_rebuilds)},
+      {"grpc_memory_limit_mb", absl::StrCat(c.grpc_memory_bytes >> 20)},
+      {"group_commit", OnOff(c.engine.group_commit)},
+      {"group_max_events", absl::StrCat(c.engine.max_group_events)},
+      {"projection_lanes", absl::StrCat(c.engine.lanes)},
+      {"read_lanes", absl::StrCat(c.reads.lanes)},
+      {"drain_delay", Duration(c.drain_delay)},
+      {"shutdown_grace", Duration(c.shutdown_grace)},
+      {"catchup_interval", Duration(scan.interval)},
+      {"catchup_app_codes", scan.app_codes.empty() ? "(all)" : absl::StrJoin(scan.app_codes, ",")},
+      {"catchup_min_age", Duration(scan.min_age)},
+      {"catchup_safety_margin", Duration(scan.safety_margin)},
+      {"catchup_full_sweep", Duration(scan.full_sweep_every)},
+      {"catchup_batch", absl::StrCat(scan.batch)},
+      {"catchup_status_every", Duration(scan.status_every)},
+      {"keepalive_time", Duration(c.keepalive_time)},
+      {"keepalive_timeout", Duration(c.keepalive_timeout)},
+      {"max_connection_age", Duration(c.max_connection_age)},
+      {"max_connection_age_grace", Duration(c.max_connection_age_grace)},
+  };
 }
 
 }  // namespace
 
 std::string Describe(const ServerConfig& config) {
-  return absl::StrFormat(
-      "listen=%s db=%s pool=%d background_pool=%d reads=%s workers=%d queue=%d worker_id=%s "
-      "max_retries=%d max_wall_gifts=%d max_concurrent_rebuilds=%d grpc_memory_mb=%d "
-      "group_commit=%s group_max_events=%d projection_lanes=%d read_lanes=%d "
-      "lock_wait=%s statement_timeout=%s catchup_interval=%s catchup_apps=%s admin=%s "
-      "keepalive=%s/%s max_connection_age=%s+%s transport=%s health_listen=%s "
-      "access_policy=%s payload_source=%s",
-      config.listen, config.pool.endpoint.Describe(), config.pool.max_size,
-      config.background_pool.max_size,
-      config.read_pool.has_value() ? absl::StrCat(config.read_pool->endpoint.Describe(),
-                                                  " pool=", config.read_pool->max_size)
-                                   : "(db)",
-      config.worker_threads, config.queue_capacity, config.worker_id, config.retry.max_retries,
-      config.max_wall_gifts, config.max_concurrent_rebuilds, config.grpc_memory_bytes >> 20,
-      config.engine.group_commit ? "on" : "off", config.engine.max_group_events,
-      config.engine.lanes, config.reads.lanes,
-      absl::FormatDuration(config.pool.session.lock_wait_timeout),
-      absl::FormatDuration(config.pool.session.statement_timeout),
-      absl::FormatDuration(config.catch_up.interval),
-      config.catch_up.app_codes.empty() ? "(all)" : absl::StrJoin(config.catch_up.app_codes, ","),
-      config.enable_admin ? "on" : "off", absl::FormatDuration(config.keepalive_time),
-      absl::FormatDuration(config.keepalive_timeout),
-      absl::FormatDuration(config.max_connection_age),
-      absl::FormatDuration(config.max_connection_age_grace), TransportName(config),
-      config.health_listen.empty() ? "(none)" : config.health_listen,
-      config.access_policy_file.empty() ? "(none: every caller may call everything)"
-                                        : config.access_policy_file,
-      config.payload_from_outbox ? "outbox" : "message");
+  std::vector<std::string> parts;
+  for (const auto& [flag, value] : Settings(config))
+    parts.push_back(absl::StrCat(flag, "=", value));
+  return absl::StrJoin(parts, " ");
 }
 
 }  // namespace giftwall

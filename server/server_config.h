@@ -20,8 +20,11 @@
 namespace giftwall {
 
 // Threads that run admin calls (a verify may read a whole app): they never take a worker from
-// the relay.
+// the relay; and the calls that may wait for one.
 inline constexpr int kAdminThreads = 2;
+inline constexpr int kAdminQueueCapacity = 16;
+// Lanes of the background projection engine (the catch-up scan's and requeue's groups).
+inline constexpr int kBackgroundProjectionLanes = 1;
 
 struct ServerConfig {
   std::string listen;
@@ -33,6 +36,8 @@ struct ServerConfig {
   std::string health_listen;
   // ProjectMessage(s) project the outbox row of each message, not its payload.
   bool payload_from_outbox = false;
+  // Where the database password came from; empty: the URL's.
+  std::string mysql_password_file;
   // Who may call what; empty: every caller may call everything.
   std::string access_policy_file;
   absl::Duration access_policy_refresh;
@@ -82,7 +87,12 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags();
 // OK when the config says how to serve (TLS or --plaintext); else INVALID_ARGUMENT saying so.
 absl::Status CheckCanServe(const ServerConfig& config);
 
-// One line for the log: everything but secrets.
+// The sessions the background pool must hold for what `config` runs on it: each admin thread,
+// each running rebuild (its lock and its work), the catch-up scan, and the background projection
+// engine's lanes (the scan's and requeue's groups).
+int BackgroundSessionsNeeded(const ServerConfig& config);
+
+// One line for the log: every setting, each as its flag's name=value; no secrets.
 std::string Describe(const ServerConfig& config);
 
 }  // namespace giftwall
