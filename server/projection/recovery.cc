@@ -14,6 +14,55 @@ namespace giftwall::projection {
 using domain::ProjectedBy;
 using domain::ProjectionOutcome;
 
+namespace {
+
+// The pass over what the scan found, before projecting: where the next pass may start is what
+// the anti-join read through, unless some of what it found is left for later (a pass projects at
+// most `limit` events, due retries included). Cuts `found` to the limit.
+CatchUpPass PassOver(storage::ScanCandidates& found, size_t limit) {
+  CatchUpPass pass;
+  pass.resume_from_ms = found.read_through_ms;
+  pass.reached_newest = found.reached_newest;
+  pass.newest_ms = found.newest_ms;
+  std::vector<storage::ScanCandidate>& candidates = found.list;
+  if (candidates.size() <= limit) return pass;
+  for (size_t i = limit; i < candidates.size(); ++i) {
+    if (candidates[i].unprojected) {
+      pass.resume_from_ms = std::min(pass.resume_from_ms, candidates[i].event.occurred_at_ms);
+      pass.reached_newest = false;
+      break;
+    }
+  }
+  candidates.resize(limit);
+  return pass;
+}
+
+// What a requeue that projected the event made of it.
+RequeueResult Requeued(const domain::ProjectionResult& projected) {
+  RequeueResult result;
+  result.matched = true;
+  switch (projected.outcome) {
+    case ProjectionOutcome::kProjected:
+      result.requeued = true;
+      break;
+    case ProjectionOutcome::kDead:
+      result.reason = absl::StrCat("still dead: ", projected.detail);
+      break;
+    case ProjectionOutcome::kAlreadyProjected:
+      // Another requeue got there first.
+      result.matched = false;
+      result.reason = "not dead (status done)";
+      break;
+    case ProjectionOutcome::kLeased:
+    case ProjectionOutcome::kIgnored:
+      result.reason = projected.detail;
+      break;
+  }
+  return result;
+}
+
+}  // namespace
+
 absl::StatusOr<CatchUpPass> Recovery::ProjectPendingGiftWallEvents(const CatchUpRequest& request) {
   const int limit = std::clamp(request.limit <= 0 ? 20 : request.limit, 1, 100);
   absl::StatusOr<storage::ScanCandidates> found = outbox_.FindScanCandidates(
@@ -21,23 +70,8 @@ absl::StatusOr<CatchUpPass> Recovery::ProjectPendingGiftWallEvents(const CatchUp
                            request.window_rows, request.outbox_app_code});
   if (!found.ok()) return found.status();
 
-  CatchUpPass pass;
-  // Where the next pass may start: what the anti-join read through, unless some of what it
-  // found is left for later (a pass projects at most `limit` events, due retries included).
-  pass.resume_from_ms = found->read_through_ms;
-  pass.reached_newest = found->reached_newest;
-  pass.newest_ms = found->newest_ms;
+  CatchUpPass pass = PassOver(*found, static_cast<size_t>(limit));
   std::vector<storage::ScanCandidate>& candidates = found->list;
-  if (candidates.size() > static_cast<size_t>(limit)) {
-    for (size_t i = static_cast<size_t>(limit); i < candidates.size(); ++i) {
-      if (candidates[i].unprojected) {
-        pass.resume_from_ms = std::min(pass.resume_from_ms, candidates[i].event.occurred_at_ms);
-        pass.reached_newest = false;
-        break;
-      }
-    }
-    candidates.resize(static_cast<size_t>(limit));
-  }
 
   std::vector<ProjectionUnit> units;
   units.reserve(candidates.size());
@@ -125,24 +159,7 @@ absl::StatusOr<RequeueResult> Recovery::RequeueDeadEvent(absl::string_view app_c
   absl::StatusOr<domain::ProjectionResult> projected =
       projector_.Project(std::move((*outbox)->event), ProjectedBy::kRequeue);
   if (!projected.ok()) return projected.status();
-  switch (projected->outcome) {
-    case ProjectionOutcome::kProjected:
-      result.requeued = true;
-      break;
-    case ProjectionOutcome::kDead:
-      result.reason = absl::StrCat("still dead: ", projected->detail);
-      break;
-    case ProjectionOutcome::kAlreadyProjected:
-      // Another requeue got there first.
-      result.matched = false;
-      result.reason = "not dead (status done)";
-      break;
-    case ProjectionOutcome::kLeased:
-    case ProjectionOutcome::kIgnored:
-      result.reason = projected->detail;
-      break;
-  }
-  return result;
+  return Requeued(*projected);
 }
 
 absl::StatusOr<CatchUpTotals> Recovery::CatchUpNow(const std::string& app_code, int limit) {

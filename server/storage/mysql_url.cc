@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "server/common/status_macros.h"
 
 namespace giftwall::storage {
 namespace {
@@ -37,6 +38,48 @@ absl::Status Invalid(absl::string_view why) {
       absl::StrCat("mysql_url: ", why, " (want mysql://user[:password]@host[:port]/database)"));
 }
 
+// user[:password], percent-encoded.
+absl::Status ParseUserInfo(absl::string_view userinfo, MysqlEndpoint& ep) {
+  absl::string_view user = userinfo, password;
+  if (size_t colon = userinfo.find(':'); colon != absl::string_view::npos) {
+    user = userinfo.substr(0, colon);
+    password = userinfo.substr(colon + 1);
+  }
+  if (user.empty()) return Invalid("missing user");
+  absl::StatusOr<std::string> decoded_user = PercentDecode(user, "user");
+  if (!decoded_user.ok()) return decoded_user.status();
+  absl::StatusOr<std::string> decoded_password = PercentDecode(password, "password");
+  if (!decoded_password.ok()) return decoded_password.status();
+  ep.user = *std::move(decoded_user);
+  ep.password = *std::move(decoded_password);
+
+  return absl::OkStatus();
+}
+
+// host[:port], or [ipv6][:port].
+absl::Status ParseHostPort(absl::string_view hostport, MysqlEndpoint& ep) {
+  absl::string_view host = hostport, port;
+  if (!hostport.empty() && hostport.front() == '[') {
+    const size_t close = hostport.find(']');
+    if (close == absl::string_view::npos) return Invalid("unclosed [ in host");
+    host = hostport.substr(1, close - 1);
+    absl::string_view after = hostport.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return Invalid("unexpected text after ]");
+      port = after.substr(1);
+    }
+  } else if (size_t colon = hostport.rfind(':'); colon != absl::string_view::npos) {
+    host = hostport.substr(0, colon);
+    port = hostport.substr(colon + 1);
+  }
+  ep.host = std::string(host);
+  if (!port.empty() && (!absl::SimpleAtoi(port, &ep.port) || ep.port <= 0 || ep.port > 65535)) {
+    return Invalid(absl::StrCat("port \"", port, "\" is not a number in 1..65535"));
+  }
+
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string MysqlEndpoint::Describe() const {
@@ -60,45 +103,14 @@ absl::StatusOr<MysqlEndpoint> ParseMysqlUrl(absl::string_view url) {
   absl::string_view userinfo = rest.substr(0, at);
   absl::string_view hostpath = rest.substr(at + 1);
 
-  absl::string_view user = userinfo, password;
-  if (size_t colon = userinfo.find(':'); colon != absl::string_view::npos) {
-    user = userinfo.substr(0, colon);
-    password = userinfo.substr(colon + 1);
-  }
-  if (user.empty()) return Invalid("missing user");
-  absl::StatusOr<std::string> decoded_user = PercentDecode(user, "user");
-  if (!decoded_user.ok()) return decoded_user.status();
-  absl::StatusOr<std::string> decoded_password = PercentDecode(password, "password");
-  if (!decoded_password.ok()) return decoded_password.status();
-  ep.user = *std::move(decoded_user);
-  ep.password = *std::move(decoded_password);
-
+  RETURN_IF_ERROR(ParseUserInfo(userinfo, ep));
   const size_t slash = hostpath.find('/');
   if (slash == absl::string_view::npos || slash + 1 == hostpath.size()) {
     return Invalid("missing /database");
   }
   ep.database = std::string(hostpath.substr(slash + 1));
   if (ep.database.find('/') != std::string::npos) return Invalid("database name contains '/'");
-  absl::string_view hostport = hostpath.substr(0, slash);
-  absl::string_view host = hostport, port;
-  if (!hostport.empty() && hostport.front() == '[') {
-    const size_t close = hostport.find(']');
-    if (close == absl::string_view::npos) return Invalid("unclosed [ in host");
-    host = hostport.substr(1, close - 1);
-    absl::string_view after = hostport.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') return Invalid("unexpected text after ]");
-      port = after.substr(1);
-    }
-  } else if (size_t colon = hostport.rfind(':'); colon != absl::string_view::npos) {
-    host = hostport.substr(0, colon);
-    port = hostport.substr(colon + 1);
-  }
-  ep.host = std::string(host);
-  if (!port.empty() && (!absl::SimpleAtoi(port, &ep.port) || ep.port <= 0 || ep.port > 65535)) {
-    return Invalid(absl::StrCat("port \"", port, "\" is not a number in 1..65535"));
-  }
-
+  RETURN_IF_ERROR(ParseHostPort(hostpath.substr(0, slash), ep));
   for (absl::string_view param : absl::StrSplit(query, '&', absl::SkipEmpty())) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(param, absl::MaxSplits('=', 1));

@@ -63,6 +63,25 @@ SELECT COUNT(*) FROM wallet_outbox WHERE app_code = ? AND event_type = 'WalletGi
 
 int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
 
+// A scan candidate from a row of kUnprojectedCandidates or kDueRetryCandidates.
+ScanCandidate CandidateOf(const SqlRow& row, const std::string& app_code, bool unprojected) {
+  ScanCandidate c;
+  c.event.app_code = app_code;
+  c.event.event_id = row.Str(0);
+  c.event.payload_json = row.Str(1);
+  c.event.occurred_at_ms = row.Int(2);
+  c.unprojected = unprojected;
+  return c;
+}
+
+// Oldest first; ties by event id.
+void SortByTime(std::vector<ScanCandidate>& list) {
+  std::stable_sort(list.begin(), list.end(), [](const ScanCandidate& a, const ScanCandidate& b) {
+    return std::tie(a.event.occurred_at_ms, a.event.event_id) <
+           std::tie(b.event.occurred_at_ms, b.event.event_id);
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRequest& request) {
@@ -77,13 +96,7 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
   const int64_t limit = std::max(request.limit, 1);
   auto collect = [&](bool unprojected) {
     return [&, unprojected](const SqlRow& row) {
-      ScanCandidate c;
-      c.event.app_code = request.app_code;
-      c.event.event_id = row.Str(0);
-      c.event.payload_json = row.Str(1);
-      c.event.occurred_at_ms = row.Int(2);
-      c.unprojected = unprojected;
-      found.list.push_back(std::move(c));
+      found.list.push_back(CandidateOf(row, request.app_code, unprojected));
     };
   };
   // Window after window until `limit` candidates, the newest events it looks at, or
@@ -121,11 +134,7 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
   s = conn->Query(kDueRetryCandidates, {outbox_code, request.app_code, now_ms, limit},
                   collect(false));
   if (!s.ok()) return s;
-  std::stable_sort(found.list.begin(), found.list.end(),
-                   [](const ScanCandidate& a, const ScanCandidate& b) {
-                     return std::tie(a.event.occurred_at_ms, a.event.event_id) <
-                            std::tie(b.event.occurred_at_ms, b.event.event_id);
-                   });
+  SortByTime(found.list);
   return found;
 }
 

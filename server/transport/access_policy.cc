@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "giftwall/config/v1/access_policy.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "server/common/status_macros.h"
 #include "server/domain/app_code.h"
 
 namespace giftwall::transport {
@@ -30,17 +31,9 @@ absl::Status Invalid(absl::string_view where, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(where, ": ", why));
 }
 
-absl::StatusOr<AccessPolicy::Caller> ReadCaller(const config::v1::Caller& in,
-                                                const std::string& where) {
-  AccessPolicy::Caller caller;
-  caller.name = in.name();
-  if (caller.name.empty()) return Invalid(where, "name is required");
-  for (int i = 0; i < in.certificate_names_size(); ++i) {
-    if (in.certificate_names(i).empty()) {
-      return Invalid(absl::StrCat(where, ".certificate_names[", i, "]"), "is empty");
-    }
-    caller.certificate_names.insert(in.certificate_names(i));
-  }
+// The caller's token digests: SHA-256s in hex, never that of the empty string.
+absl::Status ReadTokenDigests(const config::v1::Caller& in, const std::string& where,
+                              AccessPolicy::Caller& caller) {
   for (int i = 0; i < in.token_sha256_size(); ++i) {
     const std::string& hex = in.token_sha256(i);
     const std::string bytes = absl::HexStringToBytes(hex);
@@ -59,6 +52,21 @@ absl::StatusOr<AccessPolicy::Caller> ReadCaller(const config::v1::Caller& in,
     }
     caller.token_digests.push_back(digest);
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AccessPolicy::Caller> ReadCaller(const config::v1::Caller& in,
+                                                const std::string& where) {
+  AccessPolicy::Caller caller;
+  caller.name = in.name();
+  if (caller.name.empty()) return Invalid(where, "name is required");
+  for (int i = 0; i < in.certificate_names_size(); ++i) {
+    if (in.certificate_names(i).empty()) {
+      return Invalid(absl::StrCat(where, ".certificate_names[", i, "]"), "is empty");
+    }
+    caller.certificate_names.insert(in.certificate_names(i));
+  }
+  RETURN_IF_ERROR(ReadTokenDigests(in, where, caller));
   if (caller.certificate_names.empty() && caller.token_digests.empty()) {
     return Invalid(where, "names no certificate_names and no token_sha256: nobody is this caller");
   }
