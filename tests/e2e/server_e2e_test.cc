@@ -1050,6 +1050,65 @@ TEST_F(ServerE2eTest, BadInputGetsWhatTheContractSays) {
   EXPECT_EQ(status.error_message(), "gift_id is 1048576 bytes, at most 64 allowed");
 }
 
+// DESIGN §3's bounds: a batch of at most 500 messages, checked whole before anything is
+// written; GetGiftWall's page size defaulted at 50 and clamped at 200.
+TEST_F(ServerE2eTest, BatchesAndPagesKeepTheirBounds) {
+  auto stub = v1::GiftWallService::NewStub(server_->Channel());
+  auto send = [&](const v1::ProjectMessagesRequest& batch, v1::ProjectMessagesResponse* results) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    return stub->ProjectMessages(&context, batch, results);
+  };
+  v1::ProjectMessagesRequest batch;
+  for (int i = 0; i < 250; ++i) {
+    *batch.add_messages() = Message("pages", absl::StrCat("P", i),
+                                    testing::GiftPayloadJson(77, absl::StrCat("gift", i), 1));
+  }
+  v1::ProjectMessagesResponse results;
+  ASSERT_TRUE(send(batch, &results).ok());
+  ASSERT_EQ(results.results_size(), 250);
+
+  // One malformed envelope anywhere rejects the batch, naming it, and nothing is written.
+  v1::ProjectMessagesRequest mixed;
+  *mixed.add_messages() = Message("pages", "M0", testing::GiftPayloadJson(78, "rose", 1));
+  *mixed.add_messages() = Message("pages", "   ", testing::GiftPayloadJson(78, "rose", 1));
+  *mixed.add_messages() = Message("pages", "M2", testing::GiftPayloadJson(78, "rose", 1));
+  grpc::Status status = send(mixed, &results);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("messages[1].event_id"));
+  EXPECT_EQ(db_->QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE app_code = 'pages' "
+                          "AND event_id IN ('M0', 'M2')"),
+            0);
+
+  // More than 500 messages: refused whole.
+  v1::ProjectMessagesRequest too_many;
+  for (int i = 0; i < 501; ++i) {
+    *too_many.add_messages() =
+        Message("pages", absl::StrCat("T", i), testing::GiftPayloadJson(79, "rose", 1));
+  }
+  status = send(too_many, &results);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("messages has 501 entries, at most 500 allowed"));
+  EXPECT_EQ(db_->QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE app_code = 'pages' "
+                          "AND target_user_id = 79"),
+            0);
+
+  v1::GetGiftWallRequest request;
+  request.set_app_code("pages");
+  request.set_user_id(77);
+  v1::GetGiftWallResponse page;
+  ASSERT_TRUE(Wall(request, &page).ok());
+  EXPECT_EQ(page.items_size(), 50) << "page_size 0: the default";
+  request.set_page_size(1000);
+  page.Clear();
+  ASSERT_TRUE(Wall(request, &page).ok());
+  EXPECT_EQ(page.items_size(), 200) << "clamped at the maximum";
+  request.set_page_size(-1);
+  status = Wall(request, &page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("page_size"));
+}
+
 TEST_F(ServerE2eTest, TwentyConcurrentDeliveriesOfOneEventCountOnce) {
   const v1::WalletOutboxMessage message =
       Message("conc", "X1", R"({"target_user_id":3,"gift_id":"crown","gift_count":7})");
