@@ -17,6 +17,10 @@
 //   capwall    GetGiftWall of one wall at the cap (--cap_gifts gifts, filled first), in every
 //              order: a bounded wall must stay cheap to read.
 //   senders    ListGiftWallSenders of the hot user's gifts (filled by hot).
+//   scan       ProjectionAdminService/RunCatchUp (--scan_limit events a pass) over outbox rows
+//              inserted beforehand under --app_code, until a pass finds nothing or --duration
+//              ends: the catch-up scan, measured as the seed's ProjectPendingGiftWallEvents is
+//              (events: moved to done or dead). The server needs --enable_admin.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -44,13 +48,15 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/grpc_code_name.h"
+#include "giftwall/v1/admin.grpc.pb.h"
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "host:port of giftwall-server");
 ABSL_FLAG(std::string, mode, "project",
-          "health, project, batch, redeliver, hot, wall or senders (see the top of load_bench.cc)");
+          "health, project, batch, redeliver, hot, wall, senders, capwall or scan (see the top of "
+          "load_bench.cc)");
 ABSL_FLAG(int, streams, 16, "concurrent streams, each with a channel (connection) of its own");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10), "how long to measure");
 ABSL_FLAG(std::string, client, "callback",
@@ -66,6 +72,7 @@ ABSL_FLAG(int, hot_gifts, 5, "gift ids of hot mode");
 ABSL_FLAG(int, hot_senders, 1000, "sender ids of hot mode");
 ABSL_FLAG(int64_t, cap_user, 2'000'000, "the one wall of capwall mode");
 ABSL_FLAG(int, cap_gifts, 1000, "distinct gifts capwall mode fills its wall with (the cap)");
+ABSL_FLAG(int, scan_limit, 100, "events a RunCatchUp pass examines in scan mode (1..100)");
 ABSL_FLAG(std::string, app_code, "bench", "app code of the events and walls");
 ABSL_FLAG(std::string, run_id, "", "prefix of event ids (default: mode, streams and start time)");
 ABSL_FLAG(absl::Duration, deadline, absl::Seconds(30), "deadline of each call");
@@ -76,6 +83,7 @@ namespace {
 
 using giftwall::bench::CodeName;
 using giftwall::v1::GiftWallService;
+using giftwall::v1::ProjectionAdminService;
 using grpc::health::v1::Health;
 
 // What one stream saw. Each stream owns one, so the hot path takes no lock.
@@ -97,6 +105,8 @@ struct Rpc {
   std::function<grpc::Status(Stub&, grpc::ClientContext*, const Request&, Response*)> sync;
   std::function<void(Stub&, grpc::ClientContext*, const Request*, Response*, Done)> callback;
   std::function<void(const Response&, Tally&)> count;
+  // If set and true of an OK reply, the stream stops there (before --duration): nothing is left.
+  std::function<bool(const Response&)> last;
 };
 
 // --- measuring the processes ----------------------------------------------------------------
@@ -205,6 +215,7 @@ void DriveSync(const Rpc<Service, Request, Response>& rpc,
         const absl::Time begin = absl::Now();
         const grpc::Status status = rpc.sync(*stubs[s], &context, request, &response);
         Record(rpc, status, response, absl::Now() - begin, tallies[s]);
+        if (status.ok() && rpc.last && rpc.last(response)) break;
       }
     });
   }
@@ -240,7 +251,8 @@ void DriveCallback(const Rpc<Service, Request, Response>& rpc,
                    Record(rpc, status, s.response, absl::Now() - s.begin,
                           tallies[static_cast<size_t>(s.index)]);
                    ++s.n;
-                   if (absl::Now() < end) {
+                   const bool last = status.ok() && rpc.last && rpc.last(s.response);
+                   if (!last && absl::Now() < end) {
                      issue(s);
                    } else {
                      finished.DecrementCount();
@@ -571,6 +583,31 @@ int RunSenders() {
   return Measure(rpc);
 }
 
+// The catch-up scan on demand: RunCatchUp passes (the server needs --enable_admin) over a
+// backlog of outbox rows that the caller inserted under --app_code beforehand; an event is one a
+// pass moved to done or dead. A stream stops when its pass found nothing (no unprojected or due
+// event is left), so a backlog that drains before --duration ends the run at its last reply.
+int RunScan() {
+  Rpc<ProjectionAdminService, giftwall::v1::RunCatchUpRequest, giftwall::v1::RunCatchUpResponse>
+      rpc;
+  rpc.fill = [](int, int64_t, giftwall::v1::RunCatchUpRequest* request) {
+    request->set_app_code(absl::GetFlag(FLAGS_app_code));
+    request->set_limit(absl::GetFlag(FLAGS_scan_limit));
+  };
+  rpc.sync = [](auto& stub, auto* context, const auto& request, auto* response) {
+    return stub.RunCatchUp(context, request, response);
+  };
+  rpc.callback = [](auto& stub, auto* context, const auto* request, auto* response, auto done) {
+    stub.async()->RunCatchUp(context, request, response, std::move(done));
+  };
+  rpc.count = [](const giftwall::v1::RunCatchUpResponse& response, Tally& tally) {
+    tally.events += response.processed();
+    ++tally.outcomes[response.found() == 0 ? "nothing_left" : "found"];
+  };
+  rpc.last = [](const giftwall::v1::RunCatchUpResponse& response) { return response.found() == 0; };
+  return Measure(rpc);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -578,7 +615,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)()> modes = {
       {"health", RunHealth},       {"project", RunProject}, {"batch", RunBatch},
       {"redeliver", RunRedeliver}, {"hot", RunHot},         {"wall", RunWall},
-      {"senders", RunSenders},     {"capwall", RunCapWall}};
+      {"senders", RunSenders},     {"capwall", RunCapWall}, {"scan", RunScan}};
   const std::string mode = absl::GetFlag(FLAGS_mode);
   const std::string client = absl::GetFlag(FLAGS_client);
   auto run = modes.find(mode);

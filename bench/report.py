@@ -3,6 +3,9 @@
 
   report.py sysbench --streams=N --db_pid=P -- sysbench ... run
       runs sysbench and prints its figures as a RESULT line in load_bench's format.
+  report.py seed --db_pid=P -- seedbench ... -mode M ...
+      runs the seed's Go peer (../shared/seedgo) and prints its line as a RESULT line of mode
+      seed (-mode message) or seedscan (-mode scan).
   report.py payload FILE
       prints payload_bench's figure from its JSON output.
   report.py render --results=F --meta=F [--docs=docs/BENCHMARKS.md --png=docs/benchmarks.png]
@@ -22,7 +25,8 @@ import sys
 import tempfile
 
 # Mode order in the table and the plot: the references first, then writes, then reads.
-MODES = ["raw", "health", "project", "batch", "hot", "redeliver", "wall", "senders", "capwall"]
+MODES = ["raw", "health", "seed", "seedscan", "project", "batch", "hot", "redeliver", "scan",
+         "wall", "senders", "capwall"]
 # What a mode's OK replies should all say; anything else goes to the notes column.
 EXPECTED_OUTCOMES = {
     "health": {"SERVING"},
@@ -33,6 +37,7 @@ EXPECTED_OUTCOMES = {
     "wall": {"items"},
     "senders": {"senders"},
     "capwall": {"at_cap"},
+    "scan": {"found", "nothing_left"},
 }
 RSS_GOAL_MIB = 150.0
 BEGIN_MARK = "<!-- bench:begin (scripts/bench rewrites everything up to bench:end) -->"
@@ -83,18 +88,28 @@ def histogram_percentiles(text):
     return result
 
 
-def run_sysbench(args):
+def run_measured(command, db_pid, what, stderr=None):
+    """Runs command: (its stdout, CPU seconds of the command, of the database, of the rest)."""
     before_client = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before_db = proc_cpu_seconds(args.db_pid)
+    before_db = proc_cpu_seconds(db_pid)
     before_machine = machine_cpu_seconds()
-    proc = subprocess.run(args.command, capture_output=True, text=True)
+    proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=stderr or subprocess.PIPE,
+                          text=True)
     after_machine = machine_cpu_seconds()
-    after_db = proc_cpu_seconds(args.db_pid)
+    after_db = proc_cpu_seconds(db_pid)
     after_client = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        sys.stderr.write(proc.stdout + proc.stderr)
-        sys.exit("sysbench failed")
-    out = proc.stdout
+        sys.stderr.write(proc.stdout + (proc.stderr or ""))
+        sys.exit(f"{what} failed")
+    client_cpu = (after_client.ru_utime + after_client.ru_stime) - (
+        before_client.ru_utime + before_client.ru_stime)
+    db_cpu = after_db - before_db
+    other_cpu = max(0.0, (after_machine - before_machine) - client_cpu - db_cpu)
+    return proc.stdout, client_cpu, db_cpu, other_cpu
+
+
+def run_sysbench(args):
+    out, client_cpu, db_cpu, other_cpu = run_measured(args.command, args.db_pid, "sysbench")
     tx = re.search(r"transactions:\s+(\d+)\s+\(([0-9.]+) per sec", out)
     seconds = re.search(r"total time:\s+([0-9.]+)s", out)
     ignored = re.search(r"ignored errors:\s+(\d+)", out)
@@ -102,11 +117,7 @@ def run_sysbench(args):
         sys.stderr.write(out)
         sys.exit("cannot read sysbench's output")
     secs = float(seconds.group(1))
-    client_cpu = (after_client.ru_utime + after_client.ru_stime) - (
-        before_client.ru_utime + before_client.ru_stime)
     errors = int(ignored.group(1)) if ignored else 0
-    db_cpu = after_db - before_db
-    other_cpu = max(0.0, (after_machine - before_machine) - client_cpu - db_cpu)
     fields = {
         "mode": "raw", "streams": args.streams, "client": "sysbench",
         "calls": tx.group(1), "events": tx.group(1), "seconds": f"{secs:.2f}",
@@ -120,6 +131,40 @@ def run_sysbench(args):
         "server_rss_mib": "0",
         "server_hwm_mib": "0",
     })
+    print("RESULT " + " ".join(f"{k}={v}" for k, v in fields.items()))
+
+
+def run_seed(args):
+    """seedbench's one `seed mode=... eps=...` line as a RESULT line. Its CPU (as the client's:
+    the seed's process is both the load and the projection) is over the whole process, divided
+    by the timed seconds; in scan mode that would include filling the outbox, so it is left out."""
+    out, client_cpu, db_cpu, other_cpu = run_measured(args.command, args.db_pid, "seedbench",
+                                                      stderr=sys.stderr)
+    lines = [line for line in out.splitlines() if line.startswith("seed ")]
+    if not lines:
+        sys.stderr.write(out)
+        sys.exit("seedbench printed no `seed ...` line")
+    seed = dict(kv.split("=", 1) for kv in lines[-1].split()[1:] if "=" in kv)
+    scan = seed["mode"] == "scan"
+    secs = float(seed["seconds"])
+    calls = seed["calls"] if scan else str(int(seed["events"]) + int(seed.get("not_claimed", 0))
+                                           + int(seed["errors"]))
+    errors = int(seed["errors"])
+    fields = {
+        "mode": "seedscan" if scan else "seed", "streams": seed["streams"], "client": "seedbench",
+        "calls": calls, "events": seed["events"], "seconds": seed["seconds"],
+        "rate": f"{int(calls) / secs:.1f}" if secs else "0", "event_rate": seed["eps"],
+        "p50_ms": seed["p50_ms"], "p99_ms": seed["p99_ms"], "failed": errors,
+        "failures": f"errors:{errors}" if errors else "none", "outcomes": "none",
+        "exact": seed["exact"],
+    }
+    if scan:
+        fields.update({"rows": seed["rows"], "left": seed["left"]})
+    elif secs:
+        fields.update({"cpu_client": f"{client_cpu / secs:.2f}", "cpu_db": f"{db_cpu / secs:.2f}",
+                       "cpu_other": f"{other_cpu / secs:.2f}"})
+    if seed.get("not_claimed", "0") != "0":
+        fields["not_claimed"] = seed["not_claimed"]
     print("RESULT " + " ".join(f"{k}={v}" for k, v in fields.items()))
 
 
@@ -192,6 +237,9 @@ class Table:
         self.cap_rows = [r for r in rows if r["phase"] == "cap"]
         self.goals = []  # (goal text, met) at goal_streams, for the summary line
 
+    def has_mode(self, mode):
+        return any(m == mode for m, _ in self.by_key)
+
     def rate(self, mode, streams, key="event_rate"):
         row = self.by_key.get((mode, streams))
         return num(row, key) if row and "error" not in row else None
@@ -205,8 +253,18 @@ class Table:
             return "reference"
         if mode == "health":
             return "reference of reads"
+        if mode == "seed":
+            return "peer of project, batch"
+        if mode == "seedscan":
+            return "peer of scan"
         if mode in ("project", "batch"):
-            return fmt_x(ev, self.rate("raw", s), "raw")
+            # The seed's rows are skipped where its code is absent: then no seed ratio at all.
+            seed = (", " + fmt_x(ev, self.rate("seed", s), "seed")
+                    if self.has_mode("seed") else "")
+            return fmt_x(ev, self.rate("raw", s), "raw") + seed
+        if mode == "scan":
+            return (fmt_x(ev, self.rate("seedscan", s), "seedscan")
+                    if self.has_mode("seedscan") else "")
         if mode in ("hot", "redeliver"):
             return (fmt_x(ev, self.rate("raw", s), "raw") + ", " +
                     fmt_x(ev, self.rate("project", s), "project"))
@@ -248,16 +306,25 @@ class Table:
     def notes(row):
         if "error" in row:
             return "load_bench gave no result: see the log"
+        notes = []
+        if row.get("exact", "yes") != "yes":
+            notes.append("NOT EXACT: the wall or the ledger did not grow by the events counted")
+        if row.get("left", "0") != "0":
+            notes.append(f"{int(row['left']):,} of {int(row['rows']):,} rows left at the time cap")
+        if row.get("not_claimed"):
+            notes.append(f"{row['not_claimed']} calls not claimed")
         expected = EXPECTED_OUTCOMES.get(row["mode"])
-        if not expected or row.get("outcomes", "none") == "none":
-            return ""
-        odd = [o for o in row["outcomes"].split(",") if o.split(":")[0] not in expected]
-        if not odd:
-            return ""
-        return "replies: " + ",".join(o.replace("PROJECTION_OUTCOME_", "") for o in odd)
+        if expected and row.get("outcomes", "none") != "none":
+            odd = [o for o in row["outcomes"].split(",") if o.split(":")[0] not in expected]
+            if odd:
+                notes.append("replies: " +
+                             ",".join(o.replace("PROJECTION_OUTCOME_", "") for o in odd))
+        return "; ".join(notes)
 
     def cells(self, row, goal):
-        cpu = "/".join(f"{num(row, k) or 0:.2f}"
+        # A figure not measured is "-": the raw and seed rows have no server; seedscan's process
+        # also filled its outbox, so its CPU is not the scan's.
+        cpu = "/".join("-" if num(row, k) is None else f"{num(row, k):.2f}"
                        for k in ("cpu_client", "cpu_server", "cpu_db", "cpu_other"))
         if row["mode"] == "raw":
             cpu = cpu.replace("/0.00/", "/-/")
@@ -324,6 +391,8 @@ def plot(table, streams, png, subtitle):
         "hot": 'lw 2 lc rgb "#d62728"', "redeliver": 'lw 2 lc rgb "#9467bd"',
         "wall": 'lw 2 lc rgb "#ff7f0e"', "senders": 'lw 2 lc rgb "#8c564b"',
         "capwall": 'lw 2 lc rgb "#17becf"',
+        "seed": 'lw 2 dt 3 lc rgb "#1f77b4"', "seedscan": 'lw 2 dt 3 lc rgb "#bcbd22"',
+        "scan": 'lw 2 lc rgb "#bcbd22"',
     }
     titles = {
         "raw": "raw: sysbench oltp_insert (tx/s)", "health": "health: Health/Check",
@@ -331,6 +400,9 @@ def plot(table, streams, png, subtitle):
         "hot": "hot: one wall", "redeliver": "redeliver: duplicates",
         "wall": "wall: GetGiftWall", "senders": "senders: ListGiftWallSenders",
         "capwall": "capwall: a wall at the cap",
+        "seed": "seed: the seed's ProjectGiftWallMessage (Go)",
+        "seedscan": "seedscan: the seed's ProjectPendingGiftWallEvents (events/s)",
+        "scan": "scan: RunCatchUp (events/s)",
     }
     with tempfile.TemporaryDirectory() as tmp:
         plots, values = [], []
@@ -403,10 +475,14 @@ binary log) and `giftwall-server` on it with its default flags (plus any given),
 | redeliver | `ProjectMessage` of events already projected: each stream first projects its 200 events (in batches, not measured), then cycles through them | raw and project |
 | wall | `GetGiftWall` of a random user of the 1,000 whose walls project and batch filled (up to 20 gifts each), default page size | health |
 | senders | `ListGiftWallSenders` of one of the hot wall's 5 gifts (up to 1,000 senders each, filled by hot), default page size | health |
+| seed | the peer: the seed's own Go code (`../shared/seedgo`, its functions verbatim), its `ProjectGiftWallMessage` called with a new `WalletGiftDebited` event per call from each stream (1,000 walls, 20 gifts, 5,000 senders, as project), by `seedbench -mode message` as a child process against the same MariaDB, on a database and schema of its own (`giftwall_seed`) | the peer of project and batch: their ratio column says `Nx seed` |
+| seedscan | the seed's catch-up scan, `ProjectPendingGiftWallEvents(limit 100)`, from each stream over a backlog of 20,000 outbox rows (`--scan_rows`) inserted first, not measured (`seedbench -mode scan`), until nothing is left or `--duration` has passed | the peer of scan |
+| scan | our catch-up scan, `ProjectionAdminService/RunCatchUp` (limit 100: one pass of the seed's ProjectPendingGiftWallEvents), from each stream over the same kind of backlog (20,000 rows inserted first under an app of its own per stream count), until a pass finds nothing or `--duration` has passed; on a server of its own, started with `--enable_admin --catchup_interval=0` | seedscan: `Nx seedscan` |
 | capwall | `GetGiftWall` of one wall at the cap (1,000 gifts, filled first, not measured), each stream in one of the four orders, default page size: run once, at 32 streams, while 16 streams of `wall` read small walls beside it | p99 <= 10 ms, both |
 
 Each mode runs at each stream count, mode by mode in the order of the table; then `project` once
-more at 256 streams for the server's memory. A stream is a closed loop on a channel (an HTTP/2
+more at 256 streams for the server's memory; then `scan` on a server of its own; then the seed's
+rows (skipped, with a line saying why, where `../shared/seedgo` is absent or does not build). A stream is a closed loop on a channel (an HTTP/2
 connection) of its own: it sends its next call when the last one answers. A ratio compares rates
 at the same number of streams. CPU is in cores (the machine has 2) used during the measurement
 by the load client, the server, MariaDB and everything else on the machine (`other`: anything
@@ -459,6 +535,8 @@ def results_block(table_md, meta, table, png_name, statements_md=""):
     if meta.get("rss_before_mib"):
         lines.append(f"- server peak RSS before the {meta.get('rss_streams', '?')}-stream run: "
                      f"{float(meta['rss_before_mib']):.0f} MiB")
+    if meta.get("seed"):
+        lines.append(f"- the seed's rows: {meta['seed']}")
     if meta.get("rows"):
         lines.append(f"- left in the database: {meta['rows']}")
     if meta.get("warning"):
@@ -552,6 +630,9 @@ def main():
     sb.add_argument("--streams", type=int, required=True)
     sb.add_argument("--db_pid", type=int, default=0)
     sb.add_argument("command", nargs=argparse.REMAINDER)
+    sd = sub.add_parser("seed")
+    sd.add_argument("--db_pid", type=int, default=0)
+    sd.add_argument("command", nargs=argparse.REMAINDER)
     rd = sub.add_parser("render")
     rd.add_argument("--results", required=True)
     rd.add_argument("--meta", required=True)
@@ -562,10 +643,10 @@ def main():
     pl = sub.add_parser("payload")
     pl.add_argument("json")
     args = parser.parse_args()
-    if args.command_name == "sysbench":
+    if args.command_name in ("sysbench", "seed"):
         if args.command and args.command[0] == "--":
             args.command = args.command[1:]
-        run_sysbench(args)
+        (run_sysbench if args.command_name == "sysbench" else run_seed)(args)
     elif args.command_name == "payload":
         payload(args.json)
     else:

@@ -93,8 +93,7 @@ mariadb_start() {
     --log-error="$datadir/error.log" --skip-log-bin --innodb-buffer-pool-size=256M \
     --max-connections=500 ${MARIADB_EXTRA_ARGS[@]+"${MARIADB_EXTRA_ARGS[@]}"} "${extra[@]}" >/dev/null 2>&1 &
   MARIADB_PID=$!
-  local i
-  for i in $(seq 1 120); do
+  for _ in $(seq 1 120); do
     if mariadb --no-defaults -h127.0.0.1 -P"$port" -uroot -e 'SELECT 1' >/dev/null 2>&1; then
       return 0
     fi
@@ -108,8 +107,7 @@ mariadb_start() {
 mariadb_stop() {
   [ -n "${MARIADB_PID:-}" ] || return 0
   kill "$MARIADB_PID" 2>/dev/null || true
-  local i
-  for i in $(seq 1 60); do
+  for _ in $(seq 1 60); do
     kill -0 "$MARIADB_PID" 2>/dev/null || { MARIADB_PID=; return 0; }
     sleep 0.5
   done
