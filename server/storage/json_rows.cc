@@ -9,28 +9,43 @@
 namespace giftwall::storage {
 
 JsonRows& JsonRows::Row() {
-  if (row_open_) json_.append("],");
+  if (row_open_) {
+    CloseRow();
+    json_.push_back(',');
+  }
   json_.push_back('[');
   row_open_ = true;
-  first_value_ = true;
+  next_column_ = 0;
   ++rows_;
   return *this;
 }
 
-void JsonRows::Separate() {
-  CHECK(row_open_) << "JsonRows: a value before Row()";
-  if (!first_value_) json_.push_back(',');
-  first_value_ = false;
+void JsonRows::CloseRow() {
+  CHECK_EQ(next_column_, columns_.size())
+      << "JsonRows: row " << rows_ << " ends before column "
+      << (next_column_ < columns_.size() ? columns_[next_column_].name : "?");
+  json_.push_back(']');
+  row_open_ = false;
 }
 
-JsonRows& JsonRows::Int(int64_t value) {
-  Separate();
+void JsonRows::Separate(int column) {
+  CHECK(row_open_) << "JsonRows: a value before Row()";
+  CHECK(next_column_ < columns_.size() && column == columns_[next_column_].position)
+      << "JsonRows: column " << column << " where "
+      << (next_column_ < columns_.size() ? columns_[next_column_].name : "the row's end")
+      << " belongs";
+  if (next_column_ > 0) json_.push_back(',');
+  ++next_column_;
+}
+
+JsonRows& JsonRows::Int(int column, int64_t value) {
+  Separate(column);
   absl::StrAppend(&json_, value);
   return *this;
 }
 
-JsonRows& JsonRows::Text(absl::string_view text) {
-  Separate();
+JsonRows& JsonRows::Text(int column, absl::string_view text) {
+  Separate(column);
   json_.push_back('"');
   for (char c : domain::ToValidUtf8(text)) {
     switch (c) {
@@ -52,15 +67,14 @@ JsonRows& JsonRows::Text(absl::string_view text) {
   return *this;
 }
 
-JsonRows& JsonRows::Bytes(absl::string_view bytes) {
-  Separate();
+JsonRows& JsonRows::Bytes(int column, absl::string_view bytes) {
+  Separate(column);
   absl::StrAppend(&json_, "\"", absl::BytesToHexString(bytes), "\"");
   return *this;
 }
 
 const std::string& JsonRows::Finish() {
-  if (row_open_) json_.push_back(']');
-  row_open_ = false;
+  if (row_open_) CloseRow();
   json_.push_back(']');
   return json_;
 }

@@ -9,22 +9,27 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "server/storage/columns.h"
 
 namespace giftwall::storage {
 
-// A JSON array of arrays: [[v, v, ...], [v, v, ...], ...].
+// A JSON array of arrays, [[v, v, ...], [v, v, ...], ...], of the columns of a JsonColumn table
+// (the statement's JsonTableSql). Each value names its column, and must come in the table's order:
+// a value out of place, or a row left short, is a bug, and CHECK-fails.
 class JsonRows {
  public:
-  JsonRows() : json_("[") {}
+  // `columns` must outlive the builder.
+  explicit JsonRows(absl::Span<const JsonColumn> columns) : columns_(columns), json_("[") {}
 
   // Starts the next row.
   JsonRows& Row();
-  JsonRows& Int(int64_t value);
+  JsonRows& Int(int column, int64_t value);
   // Text for a character column; bytes that are not UTF-8 become U+FFFD.
-  JsonRows& Text(absl::string_view text);
+  JsonRows& Text(int column, absl::string_view text);
   // Bytes for a binary column, hex-encoded (the statement reads them with UNHEX): identifiers are
   // compared byte for byte and need not be text.
-  JsonRows& Bytes(absl::string_view bytes);
+  JsonRows& Bytes(int column, absl::string_view bytes);
 
   size_t rows() const { return rows_; }
   bool empty() const { return rows_ == 0; }
@@ -32,12 +37,16 @@ class JsonRows {
   const std::string& Finish();
 
  private:
-  void Separate();
+  // Opens the value of `column`, which must be the row's next one.
+  void Separate(int column);
+  // Closes the open row, which must be complete.
+  void CloseRow();
 
+  absl::Span<const JsonColumn> columns_;
   std::string json_;
   size_t rows_ = 0;
   bool row_open_ = false;
-  bool first_value_ = true;
+  size_t next_column_ = 0;
 };
 
 }  // namespace giftwall::storage

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/common/status_macros.h"
+#include "server/storage/columns.h"
 #include "server/storage/db_clock.h"
 #include "server/storage/paging.h"
 
@@ -34,21 +35,65 @@ LEFT JOIN wallet_projection_events pe
 WHERE wo.app_code = ? AND wo.event_type = 'WalletGiftDebited'
   AND (pe.event_id IS NULL OR pe.status IN ('failed', 'processing')))sql";
 
-constexpr absl::string_view kEventRow = R"sql(
-SELECT status, retry_count, requeue_count, projected_by, locked_by, locked_until_ms,
-       next_attempt_at_ms, last_error, processed_at_ms, target_user_id, created_at_ms,
-       updated_at_ms
-FROM wallet_projection_events
-WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND app_code = ? AND event_id = ?)sql";
+// One event's ledger row, whole.
+enum EventColumn {
+  kStatus,
+  kRetryCount,
+  kRequeueCount,
+  kProjectedBy,
+  kLockedBy,
+  kLockedUntil,
+  kNextAttempt,
+  kLastError,
+  kProcessedAt,
+  kTargetUser,
+  kCreatedAt,
+  kUpdatedAt,
+};
+constexpr ResultColumn kEventColumns[] = {
+    {kStatus, "status"},
+    {kRetryCount, "retry_count"},
+    {kRequeueCount, "requeue_count"},
+    {kProjectedBy, "projected_by"},
+    {kLockedBy, "locked_by"},
+    {kLockedUntil, "locked_until_ms"},
+    {kNextAttempt, "next_attempt_at_ms"},
+    {kLastError, "last_error"},
+    {kProcessedAt, "processed_at_ms"},
+    {kTargetUser, "target_user_id"},
+    {kCreatedAt, "created_at_ms"},
+    {kUpdatedAt, "updated_at_ms"},
+};
+static_assert(InPositionOrder(kEventColumns));
+
+const std::string& EventRowSql() {
+  static const auto* const sql = new std::string(absl::StrCat(
+      "SELECT ", SelectList(kEventColumns),
+      "\nFROM wallet_projection_events\nWHERE projection_name = ", GIFTWALL_SQL_PROJECTION,
+      " AND app_code = ? AND event_id = ?"));
+  return *sql;
+}
+
+// A dead event, as the operator's list shows it.
+enum DeadColumn { kDeadId, kDeadError, kDeadRetries, kDeadRequeues, kDeadUser, kDeadSince };
+constexpr ResultColumn kDeadColumns[] = {
+    {kDeadId, "event_id"},         {kDeadError, "last_error"},
+    {kDeadRetries, "retry_count"}, {kDeadRequeues, "requeue_count"},
+    {kDeadUser, "target_user_id"}, {kDeadSince, "updated_at_ms"},
+};
+static_assert(InPositionOrder(kDeadColumns));
 
 // INSTR, not LIKE: the operator's text is matched literally, % and _ included.
-constexpr absl::string_view kDeadPage = R"sql(
-SELECT event_id, last_error, retry_count, requeue_count, target_user_id, updated_at_ms
-FROM wallet_projection_events
-WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND app_code = ? AND status = 'dead'
+const std::string& DeadPageSql() {
+  static const auto* const sql = new std::string(absl::StrCat(
+      "SELECT ", SelectList(kDeadColumns),
+      "\nFROM wallet_projection_events\nWHERE projection_name = ", GIFTWALL_SQL_PROJECTION,
+      R"sql( AND app_code = ? AND status = 'dead'
   AND INSTR(last_error, ?) > 0 AND event_id > ?
 ORDER BY event_id
-LIMIT ?)sql";
+LIMIT ?)sql"));
+  return *sql;
+}
 
 constexpr absl::string_view kDeadGroups = R"sql(
 SELECT last_error, COUNT(*) AS n FROM wallet_projection_events
@@ -117,20 +162,20 @@ absl::StatusOr<std::optional<EventStatus>> LedgerRepository::Event(absl::string_
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   std::optional<EventStatus> event;
   std::string status;
-  absl::Status s = conn->Query(kEventRow, {app_code, event_id}, [&](const SqlRow& row) {
-    status = row.Str(0);
+  absl::Status s = conn->Query(EventRowSql(), {app_code, event_id}, [&](const SqlRow& row) {
+    status = row.Str(kStatus);
     event = EventStatus{domain::LedgerStatus::kProcessing,
-                        row.Int(1),
-                        row.Int(2),
-                        row.Str(3),
-                        row.Str(4),
-                        row.Int(5),
-                        row.Int(6),
-                        row.Str(7),
-                        row.Int(8),
-                        row.Int(9),
-                        row.Int(10),
-                        row.Int(11)};
+                        row.Int(kRetryCount),
+                        row.Int(kRequeueCount),
+                        row.Str(kProjectedBy),
+                        row.Str(kLockedBy),
+                        row.Int(kLockedUntil),
+                        row.Int(kNextAttempt),
+                        row.Str(kLastError),
+                        row.Int(kProcessedAt),
+                        row.Int(kTargetUser),
+                        row.Int(kCreatedAt),
+                        row.Int(kUpdatedAt)};
   });
   if (!s.ok()) return s;
   if (!event.has_value()) return event;
@@ -149,10 +194,11 @@ absl::StatusOr<DeadEventPage> LedgerRepository::ListDead(absl::string_view app_c
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   DeadEventPage page;
   absl::Status s =
-      conn->Query(kDeadPage, {app_code, error_contains, after_event_id, RowsToFetch(limit)},
+      conn->Query(DeadPageSql(), {app_code, error_contains, after_event_id, RowsToFetch(limit)},
                   [&](const SqlRow& row) {
-                    page.events.push_back(DeadEvent{row.Str(0), row.Str(1), row.Int(2), row.Int(3),
-                                                    row.Int(4), row.Int(5)});
+                    page.events.push_back(DeadEvent{row.Str(kDeadId), row.Str(kDeadError),
+                                                    row.Int(kDeadRetries), row.Int(kDeadRequeues),
+                                                    row.Int(kDeadUser), row.Int(kDeadSince)});
                   });
   if (!s.ok()) return s;
   page.has_more = TrimToPage(&page.events, limit);

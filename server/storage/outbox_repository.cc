@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "server/common/status_macros.h"
 #include "server/domain/app_code.h"
+#include "server/storage/columns.h"
 #include "server/storage/db_clock.h"
 
 namespace giftwall::storage {
@@ -12,19 +14,32 @@ namespace {
 
 constexpr absl::string_view kSelectDbNow = "SELECT " GIFTWALL_DB_NOW_MS;
 
+// An outbox event the scan may project.
+enum CandidateColumn { kCandidateId, kCandidatePayload, kCandidateCreatedAt };
+constexpr ResultColumn kCandidateColumns[] = {
+    {kCandidateId, "wo.event_id"},
+    {kCandidatePayload, "COALESCE(wo.payload, '')"},
+    {kCandidateCreatedAt, "wo.created_at_ms"},
+};
+static_assert(InPositionOrder(kCandidateColumns));
+
 // Outbox events (under the outbox's code) with no ledger row (under the normalized code), in one
 // window of created_at_ms.
-constexpr absl::string_view kUnprojectedCandidates = R"sql(
-SELECT wo.event_id, COALESCE(wo.payload, ''), wo.created_at_ms
+const std::string& UnprojectedCandidatesSql() {
+  static const auto* const sql =
+      new std::string(absl::StrCat("SELECT ", SelectList(kCandidateColumns), R"sql(
 FROM wallet_outbox wo FORCE INDEX (idx_wallet_outbox_event_created)
 LEFT JOIN wallet_projection_events pe
-  ON pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND pe.app_code = ?
+  ON pe.projection_name = )sql",
+                                   GIFTWALL_SQL_PROJECTION, R"sql( AND pe.app_code = ?
      AND pe.event_id = wo.event_id
 WHERE wo.app_code = ? AND wo.event_type = 'WalletGiftDebited'
   AND wo.created_at_ms >= ? AND wo.created_at_ms <= ?
   AND pe.event_id IS NULL
 ORDER BY wo.created_at_ms ASC, wo.event_id ASC
-LIMIT ?)sql";
+LIMIT ?)sql"));
+  return *sql;
+}
 
 // Where a scan window of the outbox ends: the created_at_ms of the window's last row.
 constexpr absl::string_view kScanWindowEnd = R"sql(
@@ -36,23 +51,38 @@ LIMIT 1 OFFSET ?)sql";
 
 // Failed events whose backoff has passed, and processing rows whose lease has expired
 // (next_attempt_at_ms is the end of a lease while processing).
-constexpr absl::string_view kDueRetryCandidates = R"sql(
-SELECT wo.event_id, COALESCE(wo.payload, ''), wo.created_at_ms
+const std::string& DueRetryCandidatesSql() {
+  static const auto* const sql =
+      new std::string(absl::StrCat("SELECT ", SelectList(kCandidateColumns), R"sql(
 FROM wallet_projection_events pe
 JOIN wallet_outbox wo ON wo.app_code = ? AND wo.event_id = pe.event_id
-WHERE pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND pe.app_code = ?
+WHERE pe.projection_name = )sql",
+                                   GIFTWALL_SQL_PROJECTION, R"sql( AND pe.app_code = ?
   AND pe.status IN ('failed', 'processing') AND pe.next_attempt_at_ms <= ?
   AND wo.event_type = 'WalletGiftDebited'
 ORDER BY wo.created_at_ms ASC, wo.event_id ASC
-LIMIT ?)sql";
+LIMIT ?)sql"));
+  return *sql;
+}
 
 // The wallet owns this table and its collation: under a case-insensitive or PAD SPACE one, the
 // index lookup also returns rows whose ids differ in case or trailing spaces ("e1 " for "E1").
 // The ids are returned too, and only a byte-identical row is taken (a BINARY comparison would
 // lose the index).
-constexpr absl::string_view kOutboxRow = R"sql(
-SELECT app_code, event_id, event_type, COALESCE(payload, ''), created_at_ms FROM wallet_outbox
-WHERE app_code = ? AND event_id = ?)sql";
+enum OutboxColumn { kAppCode, kEventId, kEventType, kPayload, kCreatedAt };
+constexpr ResultColumn kOutboxColumns[] = {
+    {kAppCode, "app_code"},        {kEventId, "event_id"},
+    {kEventType, "event_type"},    {kPayload, "COALESCE(payload, '')"},
+    {kCreatedAt, "created_at_ms"},
+};
+static_assert(InPositionOrder(kOutboxColumns));
+
+const std::string& OutboxRowSql() {
+  static const auto* const sql =
+      new std::string(absl::StrCat("SELECT ", SelectList(kOutboxColumns),
+                                   " FROM wallet_outbox\nWHERE app_code = ? AND event_id = ?"));
+  return *sql;
+}
 
 // A loose index scan of idx_wallet_outbox_event_created.
 constexpr absl::string_view kOutboxAppCodes = R"sql(
@@ -63,13 +93,13 @@ SELECT COUNT(*) FROM wallet_outbox WHERE app_code = ? AND event_type = 'WalletGi
 
 int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
 
-// A scan candidate from a row of kUnprojectedCandidates or kDueRetryCandidates.
+// A scan candidate from a row of UnprojectedCandidatesSql or DueRetryCandidatesSql.
 ScanCandidate CandidateOf(const SqlRow& row, const std::string& app_code, bool unprojected) {
   ScanCandidate c;
   c.event.app_code = app_code;
-  c.event.event_id = row.Str(0);
-  c.event.payload_json = row.Str(1);
-  c.event.occurred_at_ms = row.Int(2);
+  c.event.event_id = row.Str(kCandidateId);
+  c.event.payload_json = row.Str(kCandidatePayload);
+  c.event.occurred_at_ms = row.Int(kCandidateCreatedAt);
   c.unprojected = unprojected;
   return c;
 }
@@ -116,7 +146,7 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
     // cannot be split by time): read up to `newest`.
     const bool last = !end.has_value() || *end == start;
     const int64_t until = last ? newest : *end;
-    s = conn->Query(kUnprojectedCandidates,
+    s = conn->Query(UnprojectedCandidatesSql(),
                     {request.app_code, outbox_code, start, until,
                      limit - static_cast<int64_t>(found.list.size())},
                     collect(true));
@@ -131,7 +161,7 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
     if (last) break;
     start = until + 1;  // every row at `until` was in this window
   }
-  s = conn->Query(kDueRetryCandidates, {outbox_code, request.app_code, now_ms, limit},
+  s = conn->Query(DueRetryCandidatesSql(), {outbox_code, request.app_code, now_ms, limit},
                   collect(false));
   if (!s.ok()) return s;
   SortByTime(found.list);
@@ -143,10 +173,11 @@ absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_vie
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   std::optional<OutboxRow> found;
   auto find_under = [&](absl::string_view outbox_code) {
-    return conn->Query(kOutboxRow, {outbox_code, event_id}, [&](const SqlRow& row) {
-      if (row.Str(0) != outbox_code || row.Str(1) != event_id) return;
-      found = OutboxRow{row.Str(2), domain::GiftEvent{std::string(app_code), std::string(event_id),
-                                                      row.Str(3), row.Int(4)}};
+    return conn->Query(OutboxRowSql(), {outbox_code, event_id}, [&](const SqlRow& row) {
+      if (row.Str(kAppCode) != outbox_code || row.Str(kEventId) != event_id) return;
+      found = OutboxRow{row.Str(kEventType),
+                        domain::GiftEvent{std::string(app_code), std::string(event_id),
+                                          row.Str(kPayload), row.Int(kCreatedAt)}};
     });
   };
   RETURN_IF_ERROR(find_under(app_code));

@@ -4,13 +4,16 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "server/common/status_macros.h"
+#include "server/storage/columns.h"
 #include "server/storage/db_clock.h"
 #include "server/storage/json_rows.h"
 #include "server/storage/outbox_repository.h"
+#include "server/storage/wall_columns.h"
 
 namespace giftwall::storage {
 namespace {
@@ -30,15 +33,27 @@ SELECT DISTINCT user_id FROM user_gift_wall WHERE app_code = ? AND user_id > ?
 ORDER BY user_id
 LIMIT ?)sql";
 
-// The done events of the users in (?, ?], with their outbox rows (the source of truth) under one
-// of the codes the outbox holds the app's events under.
-constexpr absl::string_view kDoneEvents = R"sql(
-SELECT pe.target_user_id, pe.event_id, wo.event_id IS NOT NULL, COALESCE(wo.event_type, ''),
-       COALESCE(wo.payload, ''), COALESCE(wo.created_at_ms, 0)
+// A done event, with its outbox row (the source of truth) under one of the codes the outbox
+// holds the app's events under.
+enum DoneEventColumn { kTargetUser, kEventId, kInOutbox, kEventType, kPayload, kCreatedAt };
+constexpr ResultColumn kDoneEventColumns[] = {
+    {kTargetUser, "pe.target_user_id"},     {kEventId, "pe.event_id"},
+    {kInOutbox, "wo.event_id IS NOT NULL"}, {kEventType, "COALESCE(wo.event_type, '')"},
+    {kPayload, "COALESCE(wo.payload, '')"}, {kCreatedAt, "COALESCE(wo.created_at_ms, 0)"},
+};
+static_assert(InPositionOrder(kDoneEventColumns));
+
+// The done events of the users in (?, ?].
+const std::string& DoneEventsSql() {
+  static const auto* const sql =
+      new std::string(absl::StrCat("SELECT ", SelectList(kDoneEventColumns), R"sql(
 FROM wallet_projection_events pe FORCE INDEX (idx_projection_events_user)
 LEFT JOIN wallet_outbox wo ON wo.app_code = ? AND wo.event_id = pe.event_id
-WHERE pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND pe.app_code = ?
-  AND pe.target_user_id > ? AND pe.target_user_id <= ? AND pe.status = 'done')sql";
+WHERE pe.projection_name = )sql",
+                                   GIFTWALL_SQL_PROJECTION, R"sql( AND pe.app_code = ?
+  AND pe.target_user_id > ? AND pe.target_user_id <= ? AND pe.status = 'done')sql"));
+  return *sql;
+}
 
 // The ids of one user's done events: index-only (idx_projection_events_user), cheap under locks.
 constexpr absl::string_view kDoneEventIds = R"sql(
@@ -46,26 +61,33 @@ SELECT event_id FROM wallet_projection_events FORCE INDEX (idx_projection_events
 WHERE projection_name = )sql" GIFTWALL_SQL_PROJECTION R"sql( AND app_code = ? AND target_user_id = ?
   AND status = 'done')sql";
 
-constexpr absl::string_view kOneDoneEvent = R"sql(
-SELECT pe.target_user_id, pe.event_id, wo.event_id IS NOT NULL, COALESCE(wo.event_type, ''),
-       COALESCE(wo.payload, ''), COALESCE(wo.created_at_ms, 0)
+const std::string& OneDoneEventSql() {
+  static const auto* const sql = new std::string(
+      absl::StrCat("SELECT ", SelectList(kDoneEventColumns), R"sql(
 FROM wallet_projection_events pe
 LEFT JOIN wallet_outbox wo ON wo.app_code = ? AND wo.event_id = pe.event_id
-WHERE pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION
-                                            R"sql( AND pe.app_code = ? AND pe.event_id = ?
-  AND pe.status = 'done')sql";
+WHERE pe.projection_name = )sql",
+                   GIFTWALL_SQL_PROJECTION,
+                   " AND pe.app_code = ? AND pe.event_id = ?\n  AND pe.status = 'done'"));
+  return *sql;
+}
 
-// Done events whose gifts a rebuild finds beyond the wall's cap (DESIGN §2.14) go dead:
-// [[event_id_hex], ...].
-constexpr absl::string_view kKillDoneEvents =
-    R"sql(
-UPDATE JSON_TABLE(?, '$[*]' COLUMNS (j_id VARCHAR(512) CHARACTER SET ascii PATH '$[0]')) AS jt
+// Done events whose gifts a rebuild finds beyond the wall's cap (DESIGN §2.14) go dead.
+constexpr JsonColumn kEventIdColumns[] = {{0, "j_id", "VARCHAR(512) CHARACTER SET ascii"}};
+
+const std::string& KillDoneEventsSql() {
+  static const auto* const sql =
+      new std::string(absl::StrCat("UPDATE ", JsonTableSql(kEventIdColumns), R"sql(
 STRAIGHT_JOIN wallet_projection_events pe
-  ON pe.projection_name = )sql" GIFTWALL_SQL_PROJECTION
-    R"sql( AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
+  ON pe.projection_name = )sql",
+                                   GIFTWALL_SQL_PROJECTION,
+                                   R"sql( AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
 SET pe.status = 'dead', pe.last_error = ?, pe.locked_by = '', pe.locked_until_ms = 0,
-    pe.next_attempt_at_ms = 0, pe.updated_at_ms = )sql" GIFTWALL_DB_NOW_MS R"sql(
-WHERE pe.status = 'done')sql";
+    pe.next_attempt_at_ms = 0, pe.updated_at_ms = )sql",
+                                   GIFTWALL_DB_NOW_MS, R"sql(
+WHERE pe.status = 'done')sql"));
+  return *sql;
+}
 
 // Event ids per kKillDoneEvents statement.
 constexpr size_t kKillBatch = 1000;
@@ -75,35 +97,49 @@ constexpr absl::string_view kDeleteGiftSenders =
 constexpr absl::string_view kDeleteGift =
     "DELETE FROM user_gift_wall WHERE app_code = ? AND user_id = ? AND gift_id = ?";
 
-constexpr absl::string_view kWallRows = R"sql(
-SELECT user_id, gift_id, gift_count, total_coins, first_received_at_ms, last_received_at_ms,
-       gift_name, gift_name_at_ms, gift_name_event_id, gift_icon, gift_icon_at_ms,
-       gift_icon_event_id, sender_count, top_sender_user_id, top_sender_count, top_sender_coins,
-       top_sender_first_sent_at_ms, top_sender_last_sent_at_ms, first_sender_user_id,
-       first_sender_at_ms, first_sender_event_id
-FROM user_gift_wall WHERE app_code = ? AND user_id > ? AND user_id <= ?)sql";
+// Whole rows of the walls of the users in (?, ?], for the audit and the rebuild.
+std::string RowsOfUsers(absl::string_view table, absl::Span<const ResultColumn> columns,
+                        bool lock) {
+  return absl::StrCat("SELECT ", SelectList(columns), " FROM ", table,
+                      " WHERE app_code = ? AND user_id > ? AND user_id <= ?",
+                      lock ? " FOR UPDATE" : "");
+}
 
-constexpr absl::string_view kSenderRows = R"sql(
-SELECT user_id, gift_id, sender_user_id, sent_count, sent_coins, first_sent_at_ms,
-       last_sent_at_ms
-FROM user_gift_wall_sender WHERE app_code = ? AND user_id > ? AND user_id <= ?)sql";
+const std::string& WallRowsSql(bool lock) {
+  static const auto* const read =
+      new std::string(RowsOfUsers("user_gift_wall", wall_row::kColumns, false));
+  static const auto* const locking =
+      new std::string(RowsOfUsers("user_gift_wall", wall_row::kColumns, true));
+  return lock ? *locking : *read;
+}
 
-constexpr absl::string_view kInsertWallRow = R"sql(
-INSERT INTO user_gift_wall
-  (app_code, user_id, gift_id, gift_count, total_coins, first_received_at_ms,
-   last_received_at_ms, gift_name, gift_name_at_ms, gift_name_event_id, gift_icon,
-   gift_icon_at_ms, gift_icon_event_id, sender_count, top_sender_user_id, top_sender_count,
-   top_sender_coins, top_sender_first_sent_at_ms, top_sender_last_sent_at_ms,
-   first_sender_user_id, first_sender_at_ms, first_sender_event_id, created_at_ms, updated_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, )sql" GIFTWALL_DB_NOW_MS
-                                             R"sql(, )sql" GIFTWALL_DB_NOW_MS R"sql())sql";
+const std::string& SenderRowsSql(bool lock) {
+  static const auto* const read =
+      new std::string(RowsOfUsers("user_gift_wall_sender", sender_row::kColumns, false));
+  static const auto* const locking =
+      new std::string(RowsOfUsers("user_gift_wall_sender", sender_row::kColumns, true));
+  return lock ? *locking : *read;
+}
 
-constexpr absl::string_view kInsertSenderRow = R"sql(
-INSERT INTO user_gift_wall_sender
-  (app_code, user_id, gift_id, sender_user_id, sent_count, sent_coins, first_sent_at_ms,
-   last_sent_at_ms, created_at_ms, updated_at_ms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, )sql" GIFTWALL_DB_NOW_MS R"sql(, )sql" GIFTWALL_DB_NOW_MS
-                                               R"sql())sql";
+// One row into `table`: its columns and the row's times.
+std::string InsertRow(absl::string_view table, absl::Span<const ResultColumn> columns) {
+  std::string placeholders;
+  for (size_t i = 0; i < columns.size(); ++i) placeholders.append("?, ");
+  return absl::StrCat("INSERT INTO ", table, " (app_code, ", SelectList(columns),
+                      ", created_at_ms, updated_at_ms)\nVALUES (?, ", placeholders,
+                      GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS, ")");
+}
+
+const std::string& InsertWallRowSql() {
+  static const auto* const sql = new std::string(InsertRow("user_gift_wall", wall_row::kColumns));
+  return *sql;
+}
+
+const std::string& InsertSenderRowSql() {
+  static const auto* const sql =
+      new std::string(InsertRow("user_gift_wall_sender", sender_row::kColumns));
+  return *sql;
+}
 
 // User-level lock names are limited to 64 characters on MySQL: hash the variable part.
 constexpr absl::string_view kGetRebuildLock = R"sql(
@@ -111,31 +147,73 @@ SELECT COALESCE(GET_LOCK(CONCAT('giftwall.rebuild.', SHA1(CONCAT(DATABASE(), '/'
 constexpr absl::string_view kReleaseRebuildLock = R"sql(
 SELECT RELEASE_LOCK(CONCAT('giftwall.rebuild.', SHA1(CONCAT(DATABASE(), '/', ?)))))sql";
 
-const std::string& Locking(absl::string_view select) {
-  static const auto* const wall = new std::string(absl::StrCat(kWallRows, " FOR UPDATE"));
-  static const auto* const senders = new std::string(absl::StrCat(kSenderRows, " FOR UPDATE"));
-  return select == kWallRows ? *wall : *senders;
+domain::WallRow WallRowOf(const SqlRow& row) {
+  namespace col = wall_row;
+  domain::WallRow w;
+  w.gift_count = row.Int(col::kGiftCount);
+  w.total_coins = row.Int(col::kTotalCoins);
+  w.first_received_at_ms = row.Int(col::kFirstReceived);
+  w.last_received_at_ms = row.Int(col::kLastReceived);
+  w.gift_name = row.Str(col::kName);
+  w.gift_name_at_ms = row.Int(col::kNameAt);
+  w.gift_name_event_id = row.Str(col::kNameEvent);
+  w.gift_icon = row.Str(col::kIcon);
+  w.gift_icon_at_ms = row.Int(col::kIconAt);
+  w.gift_icon_event_id = row.Str(col::kIconEvent);
+  w.sender_count = row.Int(col::kSenderCount);
+  w.top_sender_user_id = row.Int(col::kTopUser);
+  w.top_sender = domain::SenderRow{row.Int(col::kTopCount), row.Int(col::kTopCoins),
+                                   row.Int(col::kTopFirst), row.Int(col::kTopLast)};
+  w.first_sender_user_id = row.Int(col::kFirstSender);
+  w.first_sender_at_ms = row.Int(col::kFirstSenderAt);
+  w.first_sender_event_id = row.Str(col::kFirstSenderEvent);
+  return w;
 }
 
-domain::WallRow WallRowOf(const SqlRow& row) {
-  domain::WallRow w;
-  w.gift_count = row.Int(2);
-  w.total_coins = row.Int(3);
-  w.first_received_at_ms = row.Int(4);
-  w.last_received_at_ms = row.Int(5);
-  w.gift_name = row.Str(6);
-  w.gift_name_at_ms = row.Int(7);
-  w.gift_name_event_id = row.Str(8);
-  w.gift_icon = row.Str(9);
-  w.gift_icon_at_ms = row.Int(10);
-  w.gift_icon_event_id = row.Str(11);
-  w.sender_count = row.Int(12);
-  w.top_sender_user_id = row.Int(13);
-  w.top_sender = domain::SenderRow{row.Int(14), row.Int(15), row.Int(16), row.Int(17)};
-  w.first_sender_user_id = row.Int(18);
-  w.first_sender_at_ms = row.Int(19);
-  w.first_sender_event_id = row.Str(20);
-  return w;
+// The parameters of InsertWallRowSql: the app code, then the row's columns by name.
+std::vector<SqlParam> WallRowParams(absl::string_view app_code, int64_t user_id,
+                                    absl::string_view gift_id, const domain::WallRow& w) {
+  namespace col = wall_row;
+  std::vector<SqlParam> columns(std::size(col::kColumns));
+  columns[col::kUserId] = user_id;
+  columns[col::kGiftId] = gift_id;
+  columns[col::kGiftCount] = w.gift_count;
+  columns[col::kTotalCoins] = w.total_coins;
+  columns[col::kFirstReceived] = w.first_received_at_ms;
+  columns[col::kLastReceived] = w.last_received_at_ms;
+  columns[col::kName] = w.gift_name;
+  columns[col::kNameAt] = w.gift_name_at_ms;
+  columns[col::kNameEvent] = w.gift_name_event_id;
+  columns[col::kIcon] = w.gift_icon;
+  columns[col::kIconAt] = w.gift_icon_at_ms;
+  columns[col::kIconEvent] = w.gift_icon_event_id;
+  columns[col::kSenderCount] = w.sender_count;
+  columns[col::kTopUser] = w.top_sender_user_id;
+  columns[col::kTopCount] = w.top_sender.sent_count;
+  columns[col::kTopCoins] = w.top_sender.sent_coins;
+  columns[col::kTopFirst] = w.top_sender.first_sent_at_ms;
+  columns[col::kTopLast] = w.top_sender.last_sent_at_ms;
+  columns[col::kFirstSender] = w.first_sender_user_id;
+  columns[col::kFirstSenderAt] = w.first_sender_at_ms;
+  columns[col::kFirstSenderEvent] = w.first_sender_event_id;
+  columns.insert(columns.begin(), app_code);
+  return columns;
+}
+
+std::vector<SqlParam> SenderRowParams(absl::string_view app_code, int64_t user_id,
+                                      absl::string_view gift_id, int64_t sender,
+                                      const domain::SenderRow& s) {
+  namespace col = sender_row;
+  std::vector<SqlParam> columns(std::size(col::kColumns));
+  columns[col::kUserId] = user_id;
+  columns[col::kGiftId] = gift_id;
+  columns[col::kSenderId] = sender;
+  columns[col::kSentCount] = s.sent_count;
+  columns[col::kSentCoins] = s.sent_coins;
+  columns[col::kFirstSent] = s.first_sent_at_ms;
+  columns[col::kLastSent] = s.last_sent_at_ms;
+  columns.insert(columns.begin(), app_code);
+  return columns;
 }
 
 }  // namespace
@@ -209,18 +287,18 @@ absl::StatusOr<int64_t> AuditStatements::NextChunkEnd(absl::string_view app_code
 absl::StatusOr<std::map<int64_t, domain::UserWall>> AuditStatements::WallRows(
     absl::string_view app_code, int64_t lo, int64_t hi, bool lock) {
   std::map<int64_t, domain::UserWall> walls;
-  RETURN_IF_ERROR(conn_.Query(
-      lock ? Locking(kSenderRows) : kSenderRows, {app_code, lo, hi}, [&](const SqlRow& row) {
-        walls[row.Int(0)][row.Str(1)].senders[row.Int(2)] =
-            domain::SenderRow{row.Int(3), row.Int(4), row.Int(5), row.Int(6)};
-      }));
-  RETURN_IF_ERROR(conn_.Query(lock ? Locking(kWallRows) : kWallRows, {app_code, lo, hi},
-                              [&](const SqlRow& row) {
-                                domain::WallRow& w = walls[row.Int(0)][row.Str(1)];
-                                std::map<int64_t, domain::SenderRow> senders = std::move(w.senders);
-                                w = WallRowOf(row);
-                                w.senders = std::move(senders);
-                              }));
+  RETURN_IF_ERROR(conn_.Query(SenderRowsSql(lock), {app_code, lo, hi}, [&](const SqlRow& row) {
+    namespace col = sender_row;
+    walls[row.Int(col::kUserId)][row.Str(col::kGiftId)].senders[row.Int(col::kSenderId)] =
+        domain::SenderRow{row.Int(col::kSentCount), row.Int(col::kSentCoins),
+                          row.Int(col::kFirstSent), row.Int(col::kLastSent)};
+  }));
+  RETURN_IF_ERROR(conn_.Query(WallRowsSql(lock), {app_code, lo, hi}, [&](const SqlRow& row) {
+    domain::WallRow& w = walls[row.Int(wall_row::kUserId)][row.Str(wall_row::kGiftId)];
+    std::map<int64_t, domain::SenderRow> senders = std::move(w.senders);
+    w = WallRowOf(row);
+    w.senders = std::move(senders);
+  }));
   return walls;
 }
 
@@ -232,9 +310,10 @@ absl::StatusOr<std::vector<DoneEventRow>> AuditStatements::ReadDoneEvents(
     std::vector<SqlParam> all = {code};
     all.insert(all.end(), params.begin(), params.end());
     RETURN_IF_ERROR(conn_.Query(query, all, [&](const SqlRow& row) {
-      DoneEventRow& e = events[row.Str(1)];
+      DoneEventRow& e = events[row.Str(kEventId)];
       if (e.in_outbox) return;  // found under an earlier code
-      e = DoneEventRow{row.Int(0), row.Str(1), row.Int(2) != 0, row.Str(3), row.Str(4), row.Int(5)};
+      e = DoneEventRow{row.Int(kTargetUser), row.Str(kEventId), row.Int(kInOutbox) != 0,
+                       row.Str(kEventType),  row.Str(kPayload), row.Int(kCreatedAt)};
     }));
   }
   std::vector<DoneEventRow> rows;
@@ -246,13 +325,13 @@ absl::StatusOr<std::vector<DoneEventRow>> AuditStatements::ReadDoneEvents(
 absl::StatusOr<std::vector<DoneEventRow>> AuditStatements::DoneEvents(
     absl::string_view app_code, absl::Span<const std::string> outbox_codes, int64_t lo,
     int64_t hi) {
-  return ReadDoneEvents(kDoneEvents, outbox_codes, {app_code, lo, hi});
+  return ReadDoneEvents(DoneEventsSql(), outbox_codes, {app_code, lo, hi});
 }
 
 absl::StatusOr<std::vector<DoneEventRow>> AuditStatements::DoneEvent(
     absl::string_view app_code, absl::Span<const std::string> outbox_codes,
     absl::string_view event_id) {
-  return ReadDoneEvents(kOneDoneEvent, outbox_codes, {app_code, event_id});
+  return ReadDoneEvents(OneDoneEventSql(), outbox_codes, {app_code, event_id});
 }
 
 absl::StatusOr<std::set<std::string>> AuditStatements::DoneEventIds(absl::string_view app_code,
@@ -269,36 +348,11 @@ absl::Status AuditStatements::ReplaceGift(absl::string_view app_code, int64_t us
     RETURN_IF_ERROR(conn_.Execute(sql, {app_code, user_id, gift_id}).status());
   }
   if (row == nullptr) return absl::OkStatus();
-  const domain::WallRow& w = *row;
-  RETURN_IF_ERROR(conn_
-                      .Execute(kInsertWallRow, {app_code,
-                                                user_id,
-                                                gift_id,
-                                                w.gift_count,
-                                                w.total_coins,
-                                                w.first_received_at_ms,
-                                                w.last_received_at_ms,
-                                                w.gift_name,
-                                                w.gift_name_at_ms,
-                                                w.gift_name_event_id,
-                                                w.gift_icon,
-                                                w.gift_icon_at_ms,
-                                                w.gift_icon_event_id,
-                                                w.sender_count,
-                                                w.top_sender_user_id,
-                                                w.top_sender.sent_count,
-                                                w.top_sender.sent_coins,
-                                                w.top_sender.first_sent_at_ms,
-                                                w.top_sender.last_sent_at_ms,
-                                                w.first_sender_user_id,
-                                                w.first_sender_at_ms,
-                                                w.first_sender_event_id})
-                      .status());
-  for (const auto& [sender, s] : w.senders) {
+  RETURN_IF_ERROR(
+      conn_.Execute(InsertWallRowSql(), WallRowParams(app_code, user_id, gift_id, *row)).status());
+  for (const auto& [sender, s] : row->senders) {
     RETURN_IF_ERROR(
-        conn_
-            .Execute(kInsertSenderRow, {app_code, user_id, gift_id, sender, s.sent_count,
-                                        s.sent_coins, s.first_sent_at_ms, s.last_sent_at_ms})
+        conn_.Execute(InsertSenderRowSql(), SenderRowParams(app_code, user_id, gift_id, sender, s))
             .status());
   }
   return absl::OkStatus();
@@ -308,11 +362,11 @@ absl::Status AuditStatements::KillDoneEvents(absl::string_view app_code,
                                              absl::Span<const std::string> event_ids,
                                              absl::string_view reason) {
   for (size_t begin = 0; begin < event_ids.size(); begin += kKillBatch) {
-    JsonRows json;
+    JsonRows json(kEventIdColumns);
     for (size_t i = begin; i < std::min(event_ids.size(), begin + kKillBatch); ++i) {
-      json.Row().Bytes(event_ids[i]);
+      json.Row().Bytes(0, event_ids[i]);
     }
-    RETURN_IF_ERROR(conn_.Execute(kKillDoneEvents, {json.Finish(), app_code, reason}).status());
+    RETURN_IF_ERROR(conn_.Execute(KillDoneEventsSql(), {json.Finish(), app_code, reason}).status());
   }
   return absl::OkStatus();
 }
