@@ -22,6 +22,7 @@
 #include "server/storage/mysql_url.h"
 #include "server/storage/projection_store.h"
 #include "server/storage/sql_connection.h"
+#include "tests/support/process.h"
 
 ABSL_FLAG(std::string, mysql_url, "", "a migrated database (its rows of app code 'groupbench')");
 ABSL_FLAG(int, db_pid, 0, "the database server's process id, whose CPU is measured");
@@ -40,19 +41,8 @@ constexpr char kApp[] = "groupbench";
 // begin, insert ledger, merge senders, merge walls, commit.
 constexpr int kKinds = 5;
 
-// The database server's CPU time so far, in milliseconds (utime + stime; 10 ms ticks).
-int64_t DbCpuMs(int pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> fields = absl::StrSplit(line.substr(line.rfind(')') + 2), ' ');
-  int64_t utime = 0, stime = 0;
-  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) ||
-      !absl::SimpleAtoi(fields[12], &stime)) {
-    return 0;
-  }
-  return (utime + stime) * 10;
-}
+// The database server's CPU time so far, in milliseconds (utime + stime, in clock ticks).
+int64_t DbCpuMs(int pid) { return static_cast<int64_t>(giftwall::process::CpuSeconds(pid) * 1000); }
 
 void Check(const absl::Status& s, absl::string_view what) {
   if (s.ok()) return;

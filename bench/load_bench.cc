@@ -52,6 +52,7 @@
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "tests/support/process.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "host:port of giftwall-server");
 ABSL_FLAG(std::string, mode, "project",
@@ -111,23 +112,6 @@ struct Rpc {
 
 // --- measuring the processes ----------------------------------------------------------------
 
-// CPU seconds (user + system) a process has used so far; 0 if it is gone or pid is 0.
-double ProcessCpuSeconds(int pid) {
-  if (pid <= 0) return 0;
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // The command name (field 2) may hold spaces: count fields from the last ')'.
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i >= 14) ticks += std::stod(field);  // utime, stime
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 double SelfCpuSeconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -139,13 +123,7 @@ double SelfCpuSeconds() {
 
 // A line of /proc/PID/status such as VmHWM, in MiB; 0 if absent.
 double ProcessStatusMib(int pid, const std::string& key) {
-  if (pid <= 0) return 0;
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) return std::stod(line.substr(key.size() + 1)) / 1024.0;
-  }
-  return 0;
+  return std::max(0.0, giftwall::process::StatusMib(pid, key));
 }
 
 // CPU seconds all processes of the machine have used so far (the first line of /proc/stat, less
@@ -165,8 +143,8 @@ double MachineCpuSeconds() {
 struct CpuSnapshot {
   double client, server, db, machine;
   static CpuSnapshot Now() {
-    return {SelfCpuSeconds(), ProcessCpuSeconds(absl::GetFlag(FLAGS_server_pid)),
-            ProcessCpuSeconds(absl::GetFlag(FLAGS_db_pid)), MachineCpuSeconds()};
+    return {SelfCpuSeconds(), giftwall::process::CpuSeconds(absl::GetFlag(FLAGS_server_pid)),
+            giftwall::process::CpuSeconds(absl::GetFlag(FLAGS_db_pid)), MachineCpuSeconds()};
   }
 };
 

@@ -42,12 +42,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "bench/soak_process.h"
 #include "bench/soak_traffic.h"
 #include "giftwall/v1/admin.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "server/storage/mysql_url.h"
 #include "server/storage/sql_connection.h"
+#include "tests/support/process.h"
 
 ABSL_FLAG(absl::Duration, duration, absl::Minutes(10), "how long the load and the faults run");
 ABSL_FLAG(uint64_t, seed, 1, "seeds the events, the losses, the faults and their order");
@@ -74,6 +74,16 @@ ABSL_FLAG(std::string, work_dir, "", "where process logs go");
 
 namespace giftwall::soak {
 namespace {
+
+using process::ChildProcess;
+using process::FreePort;
+using process::Tail;
+
+// The process's resident memory in KiB; 0 if it is gone.
+int64_t ResidentKib(pid_t pid) {
+  const double mib = process::StatusMib(pid, "VmRSS");
+  return mib < 0 ? 0 : static_cast<int64_t>(mib * 1024);
+}
 
 constexpr char kDatabase[] = "soak";
 

@@ -305,7 +305,7 @@ class PrivateMariaDb {
  public:
   PrivateMariaDb()
       : dir_(absl::StrCat(::testing::TempDir(), "/giftwall-fault-db-", getpid())),
-        port_(testing::FreePort()) {
+        port_(process::FreePort()) {
     std::string output;
     const std::string rm = absl::StrCat("rm -rf ", dir_);
     (void)system(rm.c_str());
@@ -332,7 +332,7 @@ class PrivateMariaDb {
                                      "--innodb-buffer-pool-size=64M",
                                      "--innodb-flush-log-at-trx-commit=2"};
     if (getuid() == 0) args.push_back("--user=root");
-    pid_ = testing::Spawn(args, absl::StrCat(dir_, ".log"));
+    pid_ = process::Spawn(args, absl::StrCat(dir_, ".log"));
     for (int i = 0; i < 300; ++i) {
       std::string output;
       if (testing::RunCommand({"/usr/bin/mariadb", "--no-defaults", "-h127.0.0.1",
@@ -343,7 +343,7 @@ class PrivateMariaDb {
       absl::SleepFor(absl::Milliseconds(100));
     }
     ADD_FAILURE() << "private MariaDB did not start: "
-                  << testing::ReadFile(absl::StrCat(dir_, ".log"));
+                  << process::ReadFile(absl::StrCat(dir_, ".log"));
   }
 
   // SIGSTOP: the server neither answers nor closes a connection, as on a hung host.

@@ -342,7 +342,7 @@ TEST_F(ServerE2eTest, ReflectionSeesCoinsSendersSortsAndSummary) {
 TEST_F(ServerE2eTest, WallsAreReadFromTheReadUrlAndWrittenToThePrimary) {
   testing::TestDatabase primary;
   testing::TestDatabase replica;
-  const int metrics_port = testing::FreePort();
+  const int metrics_port = process::FreePort();
   ServerProcess server(primary.url(), {absl::StrCat("--mysql_read_url=", replica.url()),
                                        absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port)});
   ASSERT_TRUE(server.WaitReady()) << server.log();
@@ -396,7 +396,7 @@ TEST_F(ServerE2eTest, WallsAreReadFromTheReadUrlAndWrittenToThePrimary) {
 // the relay's projections go on.
 TEST_F(ServerE2eTest, AnUnreachableReadUrlFailsReadsOnly) {
   ServerProcess server(db_->url(), {absl::StrFormat("--mysql_read_url=mysql://root@127.0.0.1:%d/x",
-                                                    testing::FreePort())});
+                                                    process::FreePort())});
   ASSERT_TRUE(server.WaitReady()) << server.log();
   v1::ProjectMessageResponse response;
   EXPECT_TRUE(Project(Message("noreplica", "N1", R"({"target_user_id":7,"gift_id":"rose"})"),
@@ -574,7 +574,7 @@ TEST_F(ServerE2eTest, AdminServiceIsServedOnlyWhenEnabled) {
 // Reflection is open to every caller, like health; --enable_reflection=false hides the API's
 // shape, while health still answers (the health port never serves reflection).
 TEST_F(ServerE2eTest, ReflectionCanBeTurnedOff) {
-  const int health_port = testing::FreePort();
+  const int health_port = process::FreePort();
   ServerProcess server(db_->url(), {"--enable_reflection=false", "--catchup_interval=0",
                                     absl::StrCat("--health_listen=127.0.0.1:", health_port)});
   ASSERT_TRUE(server.WaitReady()) << server.log();
@@ -849,7 +849,7 @@ TEST_F(ServerE2eTest, ConnectionsEndAfterMaxConnectionAgeAndClientsReconnect) {
 // Prometheus metrics on their own port: gRPC's under go-grpc-prometheus's names, pre-initialized
 // for every method, and the projection's own.
 TEST_F(ServerE2eTest, MetricsCountCallsUnderGoGrpcPrometheusNamesAndTheProjection) {
-  const int metrics_port = testing::FreePort();
+  const int metrics_port = process::FreePort();
   // The scan measures the apps it finds in the outbox.
   db_->InsertOutbox("metrics", "M0", "WalletGiftDebited",
                     R"({"target_user_id":7,"gift_id":"rose","gift_count":1})", 1'700'000'000'000);
@@ -911,7 +911,7 @@ TEST_F(ServerE2eTest, MetricsCountCallsUnderGoGrpcPrometheusNamesAndTheProjectio
 // Metrics keep series only for the methods the server serves: calls to paths it does not serve
 // count under one fixed series, so that no caller can grow /metrics or the server's memory.
 TEST_F(ServerE2eTest, CallsToUnknownMethodsDoNotGrowTheMetrics) {
-  const int metrics_port = testing::FreePort();
+  const int metrics_port = process::FreePort();
   ServerProcess server(db_->url(), {"--catchup_interval=0",
                                     absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port)});
   ASSERT_TRUE(server.WaitReady()) << server.log();
@@ -920,7 +920,7 @@ TEST_F(ServerE2eTest, CallsToUnknownMethodsDoNotGrowTheMetrics) {
   const auto unknown = [](int i) { return absl::StrCat("/x.Y/", std::string(4000, 'a'), i); };
   ASSERT_EQ(call(unknown(-1)).error_code(), grpc::StatusCode::UNIMPLEMENTED);
   const size_t metrics_before = testing::HttpGet(metrics_port, "/metrics").size();
-  const double rss_before = testing::ProcStatusMib(server.pid(), "VmRSS");
+  const double rss_before = process::StatusMib(server.pid(), "VmRSS");
   ASSERT_GT(metrics_before, 0u);
   ASSERT_GT(rss_before, 0);
   for (int i = 0; i < 5000; ++i) {
@@ -930,7 +930,7 @@ TEST_F(ServerE2eTest, CallsToUnknownMethodsDoNotGrowTheMetrics) {
   EXPECT_LT(metrics.size(), metrics_before + 4096) << "from " << metrics_before;
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   // (A sanitizer's quarantine and shadow memory make RSS meaningless there.)
-  EXPECT_LT(testing::ProcStatusMib(server.pid(), "VmRSS"), rss_before + 8) << "MiB";
+  EXPECT_LT(process::StatusMib(server.pid(), "VmRSS"), rss_before + 8) << "MiB";
 #endif
   EXPECT_THAT(metrics, ::testing::Not(HasSubstr("aaaa")));
   EXPECT_THAT(metrics, HasSubstr(R"(grpc_method="unknown")"));

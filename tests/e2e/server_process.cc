@@ -21,26 +21,9 @@
 #include "absl/time/clock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
-
-extern char** environ;
+#include "tests/support/process.h"
 
 namespace giftwall::testing {
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    return 0;
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 std::string HttpGet(int port, const std::string& path) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -67,59 +50,22 @@ std::string HttpGet(int port, const std::string& path) {
   return body == std::string::npos ? "" : response.substr(body + 4);
 }
 
-// Spawns `args` with stdout and stderr going to `log_path`.
-double ProcStatusMib(pid_t pid, const std::string& field) {
-  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(status, line)) {
-    if (!absl::StartsWith(line, field + ":")) continue;
-    double kib = 0;
-    if (absl::SimpleAtod(absl::StripAsciiWhitespace(absl::StripSuffix(
-                             absl::StripAsciiWhitespace(line.substr(field.size() + 1)), "kB")),
-                         &kib)) {
-      return kib / 1024;
-    }
-  }
-  return -1;
-}
-
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 // Runs a command to completion; returns its exit code and its output (stdout and stderr).
 int RunCommand(const std::vector<std::string>& args, std::string* output) {
   static std::atomic<int> counter{0};
   const std::string log = absl::StrCat(::testing::TempDir(), "/run-", getpid(), "-", counter++);
-  const pid_t pid = Spawn(args, log);
+  const pid_t pid = process::Spawn(args, log);
   if (pid < 0) return -1;
   int status = 0;
   waitpid(pid, &status, 0);
-  *output = ReadFile(log);
+  *output = process::ReadFile(log);
   unlink(log.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 ServerProcess::ServerProcess(const std::string& mysql_url, std::vector<std::string> extra)
-    : port_(FreePort()), log_(absl::StrCat(::testing::TempDir(), "/server-", port_, ".log")) {
+    : port_(process::FreePort()),
+      log_(absl::StrCat(::testing::TempDir(), "/server-", port_, ".log")) {
   std::vector<std::string> args = {GIFTWALL_SERVER_BIN, absl::StrCat("--listen=127.0.0.1:", port_),
                                    absl::StrCat("--mysql_url=", mysql_url),
                                    absl::StrCat("--worker_id=e2e-", port_)};
@@ -129,7 +75,7 @@ ServerProcess::ServerProcess(const std::string& mysql_url, std::vector<std::stri
     args.push_back("--plaintext");
   }
   args.insert(args.end(), extra.begin(), extra.end());
-  pid_ = Spawn(args, log_);
+  pid_ = process::Spawn(args, log_);
 }
 
 ServerProcess::~ServerProcess() { Kill(); }
@@ -151,7 +97,7 @@ void ServerProcess::UseCredentials(std::shared_ptr<grpc::ChannelCredentials> cre
   server_name_ = server_name;
 }
 
-std::string ServerProcess::log() const { return ReadFile(log_); }
+std::string ServerProcess::log() const { return process::ReadFile(log_); }
 
 std::string ServerProcess::Health(const std::string& service) const {
   auto stub = grpc::health::v1::Health::NewStub(Channel());

@@ -1,5 +1,5 @@
 // Processes for end-to-end tests: the real giftwall-server on a free port, commands run to
-// completion, and messages as the relay sends them.
+// completion, and messages as the relay sends them. Ports, spawning and /proc: process.h.
 #ifndef GIFTWALL_TESTS_E2E_SERVER_PROCESS_H_
 #define GIFTWALL_TESTS_E2E_SERVER_PROCESS_H_
 
@@ -11,6 +11,7 @@
 
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "tests/support/process.h"
 
 namespace giftwall::testing {
 
@@ -19,19 +20,8 @@ namespace giftwall::testing {
 inline constexpr char kRecommendedServiceConfig[] =
     R"({"loadBalancingConfig":[{"round_robin":{}}],"healthCheckConfig":{"serviceName":"readiness"}})";
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int FreePort();
-
 // The body of an HTTP/1.0 GET of http://127.0.0.1:`port``path`; empty if it fails.
 std::string HttpGet(int port, const std::string& path);
-
-// Starts `args` (argv[0] a path) with stdout and stderr going to `log_path`; -1 on failure.
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path);
-
-// A field of /proc/<pid>/status in MiB (e.g. "VmRSS", "VmHWM"); -1 if it cannot be read.
-double ProcStatusMib(pid_t pid, const std::string& field);
-
-std::string ReadFile(const std::string& path);
 
 // Runs a command to completion; returns its exit code and its output (stdout and stderr).
 int RunCommand(const std::vector<std::string>& args, std::string* output);

@@ -70,10 +70,10 @@ Identity TestPki::Issue(const std::string& ca_cert_file, const std::string& name
 std::shared_ptr<grpc::ChannelCredentials> TlsCallerCredentials(const std::string& ca_cert_file,
                                                                const Identity& identity) {
   grpc::SslCredentialsOptions options;
-  options.pem_root_certs = ReadFile(ca_cert_file);
+  options.pem_root_certs = process::ReadFile(ca_cert_file);
   if (!identity.cert_file.empty()) {
-    options.pem_cert_chain = ReadFile(identity.cert_file);
-    options.pem_private_key = ReadFile(identity.key_file);
+    options.pem_cert_chain = process::ReadFile(identity.cert_file);
+    options.pem_private_key = process::ReadFile(identity.key_file);
   }
   return grpc::SslCredentials(options);
 }

@@ -153,7 +153,7 @@ TEST_F(TlsTest, ARenewedCertificateIsServedWithoutARestart) {
 
 // Kubernetes' gRPC probes cannot speak TLS: --health_listen serves them health, and nothing else.
 TEST_F(TlsTest, TheHealthPortServesHealthInPlaintextAndNothingElse) {
-  const int health_port = testing::FreePort();
+  const int health_port = process::FreePort();
   std::vector<std::string> flags = TlsFlags();
   flags.push_back(absl::StrCat("--health_listen=127.0.0.1:", health_port));
   flags.push_back("--drain_delay=3s");
@@ -475,7 +475,7 @@ TEST_F(AccessPolicyTest, AdminCallsAreAuditLoggedAndTokensNever) {
 // request is read: eight parallel 30 MB requests (under the receive limit) leave the server's
 // peak memory nearly where it was.
 TEST_F(AccessPolicyTest, StrangersAreRefusedBeforeTheirRequestsAreRead) {
-  const double peak_before = testing::ProcStatusMib(server_->pid(), "VmHWM");
+  const double peak_before = process::StatusMib(server_->pid(), "VmHWM");
   ASSERT_GT(peak_before, 0);
   v1::ProjectMessageRequest request;
   *request.mutable_message() = testing::Message("yoyo", "BIG", std::string(30 << 20, 'x'));
@@ -494,7 +494,7 @@ TEST_F(AccessPolicyTest, StrangersAreRefusedBeforeTheirRequestsAreRead) {
   for (const grpc::Status& answer : answers) {
     EXPECT_EQ(answer.error_code(), grpc::StatusCode::UNAUTHENTICATED) << answer.error_message();
   }
-  EXPECT_LT(testing::ProcStatusMib(server_->pid(), "VmHWM"), peak_before + 100) << "MiB";
+  EXPECT_LT(process::StatusMib(server_->pid(), "VmHWM"), peak_before + 100) << "MiB";
   EXPECT_THAT(server_->log(), HasSubstr("refused before reading its request"));
   // Health stays open to them, and a known caller's calls go on.
   EXPECT_EQ(CheckHealth(server_->address(), TlsCallerCredentials(server_ca_, stranger_)),
