@@ -125,7 +125,7 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
       gift_wall_(engine_, reader_, wall_, workers_, *access_,
                  config.payload_from_outbox ? &outbox_payloads_ : nullptr),
       admin_workers_(kAdminThreads, kAdminQueueCapacity),
-      admin_(ledger_, background_outbox_, recovery_, audit_, rebuilds_, admin_workers_, *access_),
+      admin_(ledger_, recovery_, audit_, rebuilds_, admin_workers_, *access_),
       scan_locks_(config.pool.endpoint, config.pool.session),
       catch_up_(recovery_, ledger_, background_outbox_, &scan_locks_, config.catch_up),
       quota_("giftwall") {}

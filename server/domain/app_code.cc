@@ -24,4 +24,22 @@ absl::StatusOr<std::string> NormalizeAppCode(absl::string_view raw) {
   return code;
 }
 
+std::vector<std::string> OutboxAppCodes::Of(const std::string& app_code) const {
+  auto found = by_app.find(app_code);
+  return found == by_app.end() ? std::vector<std::string>{app_code} : found->second;
+}
+
+OutboxAppCodes GroupOutboxAppCodes(std::vector<std::string> raw_codes) {
+  OutboxAppCodes codes;
+  for (std::string& raw : raw_codes) {
+    absl::StatusOr<std::string> app = NormalizeAppCode(raw);
+    if (app.ok()) {
+      codes.by_app[*std::move(app)].push_back(std::move(raw));
+    } else {
+      codes.invalid.push_back(std::move(raw));
+    }
+  }
+  return codes;
+}
+
 }  // namespace giftwall::domain

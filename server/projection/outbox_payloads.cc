@@ -65,7 +65,7 @@ absl::Status OutboxPayloads::ReplaceWithOutboxRows(
   for (size_t j = 0; j < unit.events.size(); ++j) {
     domain::GiftEvent& event = unit.events[j];
     ASSIGN_OR_RETURN(std::optional<storage::OutboxRow> row,
-                     outbox_.Find(event.app_code, event.event_id));
+                     outbox_codes_.FindRow(event.app_code, event.event_id));
     if (!row.has_value()) {
       return absl::UnavailableError(
           absl::StrCat(field_of_event(j), ": app_code ", event.app_code, " has no outbox row \"",

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/domain/projection.h"
+#include "server/projection/outbox_codes.h"
 #include "server/projection/unit.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
@@ -23,7 +24,7 @@ class OutboxPayloads {
  public:
   OutboxPayloads(UnitProjector& projector, storage::OutboxRepository& outbox,
                  storage::LedgerRepository& ledger)
-      : projector_(projector), outbox_(outbox), ledger_(ledger) {}
+      : projector_(projector), outbox_codes_(outbox), ledger_(ledger) {}
 
   // One result per event of `unit`; nothing is projected unless every event passes.
   // UNAVAILABLE while an event's outbox row is not there (redeliver; the catch-up scan projects
@@ -43,7 +44,7 @@ class OutboxPayloads {
                                      const std::string& caller) const;
 
   UnitProjector& projector_;
-  storage::OutboxRepository& outbox_;
+  mutable OutboxCodes outbox_codes_;  // its listing of codes is a cache
   storage::LedgerRepository& ledger_;
 };
 

@@ -139,7 +139,8 @@ absl::StatusOr<RequeueResult> Recovery::RequeueDeadEvent(absl::string_view app_c
   }
   result.matched = true;
 
-  absl::StatusOr<std::optional<storage::OutboxRow>> outbox = outbox_.Find(app_code, event_id);
+  absl::StatusOr<std::optional<storage::OutboxRow>> outbox =
+      outbox_codes_.FindRow(app_code, event_id);
   if (!outbox.ok()) return outbox.status();
   if (!outbox->has_value()) {
     result.reason = "outbox row is gone";
@@ -162,8 +163,13 @@ absl::StatusOr<RequeueResult> Recovery::RequeueDeadEvent(absl::string_view app_c
   return Requeued(*projected);
 }
 
+absl::StatusOr<storage::ProjectionStatus> Recovery::Status(const std::string& app_code) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> outbox_codes, outbox_codes_.Of(app_code));
+  return ledger_.Status(app_code, outbox_codes);
+}
+
 absl::StatusOr<CatchUpTotals> Recovery::CatchUpNow(const std::string& app_code, int limit) {
-  ASSIGN_OR_RETURN(const std::vector<std::string> outbox_codes, outbox_.CodesOf(app_code));
+  ASSIGN_OR_RETURN(const std::vector<std::string> outbox_codes, outbox_codes_.Of(app_code));
   CatchUpTotals totals;
   for (const std::string& outbox_code : outbox_codes) {
     CatchUpRequest request{app_code, limit};

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/projection/outbox_codes.h"
 #include "server/projection/unit.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
@@ -86,7 +87,7 @@ class Recovery {
  public:
   Recovery(UnitProjector& projector, storage::OutboxRepository& outbox,
            storage::LedgerRepository& ledger)
-      : projector_(projector), outbox_(outbox), ledger_(ledger) {}
+      : projector_(projector), outbox_(outbox), outbox_codes_(outbox), ledger_(ledger) {}
 
   // Finds outbox events with no ledger row, failed events whose backoff has passed and
   // processing rows whose lease expired, oldest first, and projects them (projected_by = scan),
@@ -112,9 +113,14 @@ class Recovery {
   absl::StatusOr<RequeueReport> RequeueDeadEvents(const RequeueRequest& request,
                                                   const std::function<bool()>& cancelled = nullptr);
 
+  // The ledger's counts for `app_code`, and what the outbox holds of it under each of its codes
+  // that is not projected yet.
+  absl::StatusOr<storage::ProjectionStatus> Status(const std::string& app_code);
+
  private:
   UnitProjector& projector_;
   storage::OutboxRepository& outbox_;
+  OutboxCodes outbox_codes_;
   storage::LedgerRepository& ledger_;
 };
 

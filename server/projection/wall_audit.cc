@@ -7,6 +7,7 @@
 
 #include "glog/logging.h"
 #include "server/common/status_macros.h"
+#include "server/domain/app_code.h"
 #include "server/domain/wall_cap.h"
 #include "server/storage/contention.h"
 
@@ -15,12 +16,23 @@ namespace giftwall::projection {
 using storage::AuditStatements;
 using storage::Transaction;
 
+namespace {
+
+// The codes the outbox holds `app_code`'s events under, listed on the audit's session.
+absl::StatusOr<std::vector<std::string>> OutboxCodesOf(AuditStatements& rows,
+                                                       absl::string_view app_code) {
+  ASSIGN_OR_RETURN(std::vector<std::string> raw, rows.OutboxAppCodes());
+  return domain::GroupOutboxAppCodes(std::move(raw)).Of(std::string(app_code));
+}
+
+}  // namespace
+
 absl::StatusOr<VerifyReport> WallAudit::Verify(absl::string_view app_code, int64_t user_id,
                                                const std::function<bool()>& cancelled,
                                                size_t max_samples) {
   ASSIGN_OR_RETURN(storage::PooledConnection conn, pool_.Acquire());
   AuditStatements rows(*conn);
-  ASSIGN_OR_RETURN(const std::vector<std::string> outbox_codes, rows.OutboxCodesOf(app_code));
+  ASSIGN_OR_RETURN(const std::vector<std::string> outbox_codes, OutboxCodesOf(rows, app_code));
   VerifyReport report;
   int64_t after = user_id > 0 ? user_id - 1 : 0;
   for (;;) {
@@ -79,7 +91,7 @@ absl::StatusOr<bool> WallAudit::RebuildUser(absl::string_view app_code, int64_t 
   {
     ASSIGN_OR_RETURN(storage::PooledConnection conn, pool_.Acquire());
     AuditStatements rows(*conn);
-    ASSIGN_OR_RETURN(outbox_codes, rows.OutboxCodesOf(app_code));
+    ASSIGN_OR_RETURN(outbox_codes, OutboxCodesOf(rows, app_code));
     ASSIGN_OR_RETURN(auto done, rows.DoneEvents(app_code, outbox_codes, user_id - 1, user_id));
     AddDoneEvents(app_code, std::move(done), before);
   }

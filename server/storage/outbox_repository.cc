@@ -168,64 +168,29 @@ absl::StatusOr<ScanCandidates> OutboxRepository::FindScanCandidates(const ScanRe
   return found;
 }
 
-absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_view app_code,
+absl::StatusOr<std::optional<OutboxRow>> OutboxRepository::Find(absl::string_view outbox_code,
+                                                                absl::string_view app_code,
                                                                 absl::string_view event_id) {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   std::optional<OutboxRow> found;
-  auto find_under = [&](absl::string_view outbox_code) {
-    return conn->Query(OutboxRowSql(), {outbox_code, event_id}, [&](const SqlRow& row) {
-      if (row.Str(kAppCode) != outbox_code || row.Str(kEventId) != event_id) return;
-      found = OutboxRow{row.Str(kEventType),
-                        domain::GiftEvent{std::string(app_code), std::string(event_id),
-                                          row.Str(kPayload), row.Int(kCreatedAt)}};
-    });
-  };
-  RETURN_IF_ERROR(find_under(app_code));
-  if (found.has_value()) return found;
-  // Not under the app code itself: perhaps under a code the wallet did not normalize.
-  std::vector<std::string> variants;
-  {
-    absl::MutexLock lock(&codes_mu_);
-    if (!codes_.has_value() || absl::Now() - codes_listed_at_ > kCodesTtl) {
-      ASSIGN_OR_RETURN(codes_, ReadOutboxAppCodes(*conn));
-      codes_listed_at_ = absl::Now();
-    }
-    variants = codes_->Of(std::string(app_code));
-  }
-  for (const std::string& code : variants) {
-    if (code == app_code) continue;
-    RETURN_IF_ERROR(find_under(code));
-    if (found.has_value()) break;
-  }
+  RETURN_IF_ERROR(conn->Query(OutboxRowSql(), {outbox_code, event_id}, [&](const SqlRow& row) {
+    if (row.Str(kAppCode) != outbox_code || row.Str(kEventId) != event_id) return;
+    found = OutboxRow{row.Str(kEventType),
+                      domain::GiftEvent{std::string(app_code), std::string(event_id),
+                                        row.Str(kPayload), row.Int(kCreatedAt)}};
+  }));
   return found;
 }
 
-absl::StatusOr<OutboxAppCodes> OutboxRepository::AppCodes() {
+absl::StatusOr<std::vector<std::string>> OutboxRepository::AppCodes() {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   return ReadOutboxAppCodes(*conn);
 }
 
-absl::StatusOr<std::vector<std::string>> OutboxRepository::CodesOf(const std::string& app_code) {
-  ASSIGN_OR_RETURN(const OutboxAppCodes codes, AppCodes());
-  return codes.Of(app_code);
-}
-
-std::vector<std::string> OutboxAppCodes::Of(const std::string& app_code) const {
-  auto found = by_app.find(app_code);
-  return found == by_app.end() ? std::vector<std::string>{app_code} : found->second;
-}
-
-absl::StatusOr<OutboxAppCodes> ReadOutboxAppCodes(SqlConnection& conn) {
-  OutboxAppCodes codes;
-  RETURN_IF_ERROR(conn.Query(kOutboxAppCodes, {}, [&](const SqlRow& row) {
-    std::string raw = row.Str(0);
-    absl::StatusOr<std::string> app = domain::NormalizeAppCode(raw);
-    if (app.ok()) {
-      codes.by_app[*std::move(app)].push_back(std::move(raw));
-    } else {
-      codes.invalid.push_back(std::move(raw));
-    }
-  }));
+absl::StatusOr<std::vector<std::string>> ReadOutboxAppCodes(SqlConnection& conn) {
+  std::vector<std::string> codes;
+  RETURN_IF_ERROR(
+      conn.Query(kOutboxAppCodes, {}, [&](const SqlRow& row) { codes.push_back(row.Str(0)); }));
   return codes;
 }
 

@@ -57,17 +57,9 @@ struct OutboxRow {
 
 // The codes the outbox holds gift events under, by the app code they normalize to (what the relay
 // would project them under), and those that do not normalize: no path can project those.
-struct OutboxAppCodes {
-  std::map<std::string, std::vector<std::string>> by_app;
-  std::vector<std::string> invalid;
-
-  // The codes the outbox holds `app_code`'s events under: itself, and any that normalizes to
-  // it; just app_code when the outbox has none of its events.
-  std::vector<std::string> Of(const std::string& app_code) const;
-};
-
-// Every code the outbox holds gift events under (a loose index scan), read on `conn`.
-absl::StatusOr<OutboxAppCodes> ReadOutboxAppCodes(SqlConnection& conn);
+// Every code the outbox holds gift events under (a loose index scan), as written, read on
+// `conn`. domain::GroupOutboxAppCodes says which app each belongs to.
+absl::StatusOr<std::vector<std::string>> ReadOutboxAppCodes(SqlConnection& conn);
 
 class OutboxRepository {
  public:
@@ -79,29 +71,21 @@ class OutboxRepository {
   // window of `window_rows` rows at a time.
   absl::StatusOr<ScanCandidates> FindScanCandidates(const ScanRequest& request);
 
-  // The outbox row of one event of the (normalized) app code, if it is still there: under that
-  // code, or else under a code that normalizes to it. Only a row whose app code and event id are
-  // byte for byte the ones looked up, whatever the collation the wallet gave its columns.
-  absl::StatusOr<std::optional<OutboxRow>> Find(absl::string_view app_code,
+  // The outbox row of one event under `outbox_code`, if it is still there, as an event of
+  // `app_code`. Only a row whose code and event id are byte for byte the ones looked up,
+  // whatever the collation the wallet gave its columns.
+  absl::StatusOr<std::optional<OutboxRow>> Find(absl::string_view outbox_code,
+                                                absl::string_view app_code,
                                                 absl::string_view event_id);
 
-  // Every code the outbox holds gift events under (a loose index scan).
-  absl::StatusOr<OutboxAppCodes> AppCodes();
-  // The codes the outbox holds one app's gift events under (OutboxAppCodes::Of).
-  absl::StatusOr<std::vector<std::string>> CodesOf(const std::string& app_code);
+  // Every code the outbox holds gift events under, as written (ReadOutboxAppCodes).
+  absl::StatusOr<std::vector<std::string>> AppCodes();
 
   // How many gift events the outbox holds under these codes.
   absl::StatusOr<int64_t> CountGiftEvents(const std::vector<std::string>& outbox_app_codes);
 
  private:
   ConnectionPool& pool_;
-  // For Find, whose misses must not list the outbox's codes every time (with
-  // --payload_source=outbox, a relay's message may come before its row commits): a listing at
-  // most kCodesTtl old.
-  static constexpr absl::Duration kCodesTtl = absl::Seconds(10);
-  absl::Mutex codes_mu_;
-  std::optional<OutboxAppCodes> codes_ ABSL_GUARDED_BY(codes_mu_);
-  absl::Time codes_listed_at_ ABSL_GUARDED_BY(codes_mu_);
 };
 
 }  // namespace giftwall::storage

@@ -263,10 +263,8 @@ absl::StatusOr<std::vector<int64_t>> WallAuditRepository::ListUsers(absl::string
   return users;
 }
 
-absl::StatusOr<std::vector<std::string>> AuditStatements::OutboxCodesOf(
-    absl::string_view app_code) {
-  ASSIGN_OR_RETURN(const OutboxAppCodes codes, ReadOutboxAppCodes(conn_));
-  return codes.Of(std::string(app_code));
+absl::StatusOr<std::vector<std::string>> AuditStatements::OutboxAppCodes() {
+  return ReadOutboxAppCodes(conn_);
 }
 
 absl::StatusOr<int64_t> AuditStatements::NextChunkEnd(absl::string_view app_code, int64_t after) {

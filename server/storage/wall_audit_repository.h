@@ -67,8 +67,8 @@ class AuditStatements {
  public:
   explicit AuditStatements(SqlConnection& conn) : conn_(conn) {}
 
-  // The codes the outbox holds `app_code`'s events under (OutboxAppCodes::Of).
-  absl::StatusOr<std::vector<std::string>> OutboxCodesOf(absl::string_view app_code);
+  // Every code the outbox holds gift events under, as written (ReadOutboxAppCodes).
+  absl::StatusOr<std::vector<std::string>> OutboxAppCodes();
   // The end of the next chunk of users after `after`, so that (after, end] holds at most a
   // chunk's users with a ledger or wall row; `after` itself when there are none.
   absl::StatusOr<int64_t> NextChunkEnd(absl::string_view app_code, int64_t after);

@@ -216,11 +216,7 @@ grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
   return Audited(context, "GetProjectionStatus", request->app_code(),
                  [this, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
                    return [this, app_code, response] {
-                     absl::StatusOr<std::vector<std::string>> outbox_codes =
-                         outbox_.CodesOf(app_code);
-                     if (!outbox_codes.ok()) return ToGrpcStatus(outbox_codes.status());
-                     absl::StatusOr<storage::ProjectionStatus> status =
-                         ledger_.Status(app_code, *outbox_codes);
+                     absl::StatusOr<storage::ProjectionStatus> status = recovery_.Status(app_code);
                      if (!status.ok()) return ToGrpcStatus(status.status());
                      response->set_done_count(status->done);
                      response->set_failed_count(status->failed);

@@ -11,7 +11,6 @@
 #include "server/projection/recovery.h"
 #include "server/projection/wall_audit.h"
 #include "server/storage/ledger_repository.h"
-#include "server/storage/outbox_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/worker_pool.h"
 #include "server/worker/rebuild_runner.h"
@@ -29,11 +28,10 @@ struct AuditEntry;
 
 class AdminService final : public giftwall::v1::ProjectionAdminService::CallbackService {
  public:
-  AdminService(storage::LedgerRepository& ledger, storage::OutboxRepository& outbox,
-               projection::Recovery& recovery, projection::WallAudit& audit,
-               worker::RebuildRunner& rebuilds, WorkerPool& workers, const AccessControl& access)
+  AdminService(storage::LedgerRepository& ledger, projection::Recovery& recovery,
+               projection::WallAudit& audit, worker::RebuildRunner& rebuilds, WorkerPool& workers,
+               const AccessControl& access)
       : ledger_(ledger),
-        outbox_(outbox),
         recovery_(recovery),
         audit_(audit),
         rebuilds_(rebuilds),
@@ -78,7 +76,6 @@ class AdminService final : public giftwall::v1::ProjectionAdminService::Callback
                      const std::string& app_code, AuditEntry* audit) const;
 
   storage::LedgerRepository& ledger_;
-  storage::OutboxRepository& outbox_;
   projection::Recovery& recovery_;
   projection::WallAudit& audit_;
   worker::RebuildRunner& rebuilds_;

@@ -12,6 +12,7 @@ CatchUpWorker::CatchUpWorker(projection::Recovery& recovery, storage::LedgerRepo
     : recovery_(recovery),
       ledger_(ledger),
       outbox_(outbox),
+      outbox_codes_(outbox),
       locks_(locks),
       options_(std::move(options)) {}
 
@@ -70,7 +71,7 @@ void CatchUpWorker::Stop() {
 CatchUpRound CatchUpWorker::RunRound() {
   absl::MutexLock lock(&mu_);
   CatchUpRound round;
-  absl::StatusOr<storage::OutboxAppCodes> codes = outbox_.AppCodes();
+  absl::StatusOr<domain::OutboxAppCodes> codes = outbox_codes_.All();
   if (!codes.ok()) {
     LOG(WARNING) << "catch-up: cannot list app codes: " << codes.status();
     ++round.errors;

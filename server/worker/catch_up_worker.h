@@ -17,6 +17,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "server/domain/scan_horizon.h"
+#include "server/projection/outbox_codes.h"
 #include "server/projection/recovery.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
@@ -98,6 +99,7 @@ class CatchUpWorker {
   projection::Recovery& recovery_;
   storage::LedgerRepository& ledger_;
   storage::OutboxRepository& outbox_;
+  projection::OutboxCodes outbox_codes_;
   storage::ScanLocks* const locks_ ABSL_PT_GUARDED_BY(mu_);
   const CatchUpOptions options_;
   absl::Mutex mu_;  // one round at a time

@@ -10,6 +10,7 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/projection/outbox_codes.h"
 #include "tests/projection/projection_test_fixture.h"
 
 namespace giftwall::projection {
@@ -237,7 +238,8 @@ TEST_F(RecoveryTest, Rule11_OutboxRowsUnderANonNormalizedAppCodeAreTheNormalized
   db_.InsertOutbox("demo", "E2", "WalletGiftDebited", GiftPayloadJson(7, "rose", 3), kT0);
   db_.InsertOutbox("BAD CODE", "E3", "WalletGiftDebited", GiftPayloadJson(7, "rose", 5), kT0);
   db_.InsertOutbox("other", "R1", "WalletRecharged", "{}", kT0);
-  absl::StatusOr<storage::OutboxAppCodes> codes = projection_->outbox.AppCodes();
+  OutboxCodes outbox_codes(projection_->outbox);
+  absl::StatusOr<domain::OutboxAppCodes> codes = outbox_codes.All();
   ASSERT_TRUE(codes.ok()) << codes.status();
   ASSERT_EQ(codes->by_app.size(), 1u);
   EXPECT_THAT(codes->by_app["demo"], ::testing::UnorderedElementsAre("DEMO", "demo"));
@@ -267,12 +269,12 @@ TEST_F(RecoveryTest, Rule11_OutboxRowsUnderANonNormalizedAppCodeAreTheNormalized
   EXPECT_EQ(status->unprojected, 1);  // E2, under "demo"
 
   // The row is found under its own code by the app's code: a requeue can re-read it.
-  absl::StatusOr<std::optional<storage::OutboxRow>> row = projection_->outbox.Find("demo", "E1");
+  absl::StatusOr<std::optional<storage::OutboxRow>> row = outbox_codes.FindRow("demo", "E1");
   ASSERT_TRUE(row.ok()) << row.status();
   ASSERT_TRUE(row->has_value());
   EXPECT_EQ((*row)->event.app_code, "demo");
   EXPECT_EQ((*row)->event.payload_json, GiftPayloadJson(7, "rose", 2));
-  row = projection_->outbox.Find("demo", "missing");
+  row = outbox_codes.FindRow("demo", "missing");
   ASSERT_TRUE(row.ok()) << row.status();
   EXPECT_FALSE(row->has_value());
 }
