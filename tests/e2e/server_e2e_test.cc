@@ -558,6 +558,31 @@ TEST_F(ServerE2eTest, ADirtyMigrationKeepsReadinessNotServingUntilCleared) {
   EXPECT_TRUE(server.WaitReady()) << server.log();
 }
 
+// A server whose binary is newer than the database's schema (a rolling update that ran ahead of
+// its migration Job) is not ready, and says which version it needs, until the schema catches up.
+TEST_F(ServerE2eTest, ReadinessWaitsForTheSchemaThisBinaryNeeds) {
+  testing::TestDatabase db;
+  db.Exec(
+      "DELETE FROM giftwall_schema_migrations WHERE version = (SELECT v FROM (SELECT "
+      "MAX(version) AS v FROM giftwall_schema_migrations) AS latest)");
+  ServerProcess server(db.url(), {"--catchup_interval=0"});
+  std::string log;
+  for (int i = 0; i < 100 && !absl::StrContains(log, "this binary needs"); ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    log = server.log();
+  }
+  EXPECT_THAT(log, ::testing::ContainsRegex(
+                       "not ready: the database schema is at version [0-9]+, this binary needs "
+                       "[0-9]+: run `giftwall-server migrate`"));
+  EXPECT_EQ(server.Health("readiness"), "NOT_SERVING");
+  std::string output;
+  EXPECT_EQ(
+      RunCommand({GIFTWALL_SERVER_BIN, "migrate", absl::StrCat("--mysql_url=", db.url())}, &output),
+      0)
+      << output;
+  EXPECT_TRUE(server.WaitReady()) << server.log();
+}
+
 // The admin service is not reachable by accident: without --enable_admin it does not exist.
 TEST_F(ServerE2eTest, AdminServiceIsServedOnlyWhenEnabled) {
   testing::ReflectionClient reflection(server_->Channel());

@@ -162,6 +162,42 @@ TEST_F(RecoveryTest, Rule11_ScanLimitIsClampedToOneThroughOneHundred) {
   EXPECT_EQ(pass->projected, 3);  // <= 0 means the seed's default of 20
 }
 
+// Above 100 a limit is clamped to 100, as in the seed: a pass never takes more.
+TEST_F(RecoveryTest, Rule11_ScanLimitAboveOneHundredIsClampedToOneHundred) {
+  for (int i = 0; i < 105; ++i) {
+    db_.InsertOutbox("demo", absl::StrCat("C", i), "WalletGiftDebited",
+                     GiftPayloadJson(7, "rose", 1), kT0 + i);
+  }
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents({"demo", 500, 0});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->found, 100);
+  EXPECT_EQ(pass->projected, 100);
+  EXPECT_EQ(GiftCount(7, "rose"), 100);
+  pass = projection_->recovery.ProjectPendingGiftWallEvents({"demo", 500, pass->resume_from_ms});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->projected, 5);
+  EXPECT_EQ(GiftCount(7, "rose"), 105);
+}
+
+// The horizon bounds the search for lost events only: a failed event that is due, or an expired
+// lease, is retried however old its outbox row (DESIGN §2.11).
+TEST_F(RecoveryTest, Rule11_DueRetriesAreFoundBeyondTheHorizon) {
+  db_.InsertOutbox("demo", "OLD-F", "WalletGiftDebited", GiftPayloadJson(7, "rose", 2), kT0);
+  db_.InsertOutbox("demo", "OLD-P", "WalletGiftDebited", GiftPayloadJson(7, "rose", 3), kT0 + 1);
+  db_.InsertOutbox("demo", "OLD-LOST", "WalletGiftDebited", GiftPayloadJson(7, "rose", 5), kT0 + 2);
+  InsertLedger("OLD-F", "failed", 2, 0, DbNowMs() - 1);
+  InsertLedger("OLD-P", "processing", 0, DbNowMs() - 1, DbNowMs() - 1);
+  absl::StatusOr<projection::CatchUpPass> pass =
+      projection_->recovery.ProjectPendingGiftWallEvents({"demo", 100, kT0 + 1'000'000});
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->projected, 2);
+  EXPECT_EQ(Ledger("OLD-F", "status"), "done");
+  EXPECT_EQ(Ledger("OLD-P", "status"), "done");
+  EXPECT_EQ(Ledger("OLD-LOST", "status"), "");  // lost behind the horizon: the full sweep's
+  EXPECT_EQ(GiftCount(7, "rose"), 5);
+}
+
 TEST_F(RecoveryTest, Rule11_ScanProjectsTheOutboxPayloadAndKeepsBadOnesDead) {
   db_.InsertOutbox("demo", "B1", "WalletGiftDebited", R"({"target_user_id":7})", kT0);
   db_.InsertOutbox("demo", "B2", "WalletGiftDebited", GiftPayloadJson(7, "rose", 4), kT0 + 1);
