@@ -182,6 +182,31 @@ TEST(ProjectionConcurrency, SixteenRedeliveriesOfAFailedEventCountItOnce) {
             5);
 }
 
+// Projects `e` while another session holds the wall's rows, so that the fold stops right after
+// its claim, then KILLs the fold's session: a real transient failure. Returns the fold's answer.
+absl::StatusOr<domain::ProjectionResult> ProjectWithItsSessionKilled(testing::TestDatabase& db,
+                                                                     GroupProjector& repo,
+                                                                     const GiftEvent& e) {
+  std::unique_ptr<SqlConnection> blocker = db.Connect();
+  EXPECT_TRUE(blocker->ExecuteDirect("START TRANSACTION").ok());
+  EXPECT_TRUE(blocker->ExecuteDirect("SELECT * FROM user_gift_wall FOR UPDATE").ok());
+  absl::StatusOr<domain::ProjectionResult> result;
+  std::thread fold([&] { result = repo.Project(e, ProjectedBy::kRelay); });
+  // Find the fold's session waiting on the wall row, and kill it.
+  int64_t victim = 0;
+  for (int i = 0; i < 1000 && victim == 0; ++i) {
+    victim = db.QueryInt(
+        "SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND info LIKE "
+        "'%INSERT INTO user_gift_wall%' AND id <> CONNECTION_ID() LIMIT 1");
+    if (victim == 0) absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_NE(victim, 0) << "the fold never reached the wall";
+  if (victim != 0) db.Exec(absl::StrCat("KILL ", victim));
+  fold.join();
+  EXPECT_TRUE(blocker->ExecuteDirect("ROLLBACK").ok());
+  return result;
+}
+
 // KILL the session of a fold that has claimed its event and is waiting to write the wall: the
 // transaction dies with its session, so neither the wall nor the ledger's done survives; the
 // failure is recorded, the pool replaces the session, and a redelivery projects the event.
@@ -196,26 +221,8 @@ TEST(ProjectionConcurrency, SessionKilledMidFoldLeavesNothingHalfWritten) {
   };
   ASSERT_TRUE(repo.Project(event("E0", 1), ProjectedBy::kRelay).ok());
 
-  // Hold the wall row, so the next fold stops right after its claim.
-  std::unique_ptr<SqlConnection> blocker = db.Connect();
-  ASSERT_TRUE(blocker->ExecuteDirect("START TRANSACTION").ok());
-  ASSERT_TRUE(blocker->ExecuteDirect("SELECT * FROM user_gift_wall FOR UPDATE").ok());
-
-  absl::StatusOr<domain::ProjectionResult> result;
-  std::thread fold([&] { result = repo.Project(event("E1", 5), ProjectedBy::kRelay); });
-  // Find the fold's session waiting on the wall row, and kill it.
-  int64_t victim = 0;
-  for (int i = 0; i < 1000 && victim == 0; ++i) {
-    victim = db.QueryInt(
-        "SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND info LIKE "
-        "'%INSERT INTO user_gift_wall%' AND id <> CONNECTION_ID() LIMIT 1");
-    if (victim == 0) absl::SleepFor(absl::Milliseconds(10));
-  }
-  ASSERT_NE(victim, 0) << "the fold never reached the wall";
-  db.Exec(absl::StrCat("KILL ", victim));
-  fold.join();
-  ASSERT_TRUE(blocker->ExecuteDirect("ROLLBACK").ok());
-
+  const absl::StatusOr<domain::ProjectionResult> result =
+      ProjectWithItsSessionKilled(db, repo, event("E1", 5));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable) << result.status();
   EXPECT_EQ(db.QueryInt("SELECT gift_count FROM user_gift_wall"), 1);
@@ -231,6 +238,42 @@ TEST(ProjectionConcurrency, SessionKilledMidFoldLeavesNothingHalfWritten) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->outcome, ProjectionOutcome::kProjected);
   EXPECT_EQ(db.QueryInt("SELECT gift_count FROM user_gift_wall"), 6);
+}
+
+// Rule 7 with a real transient failure: each time the fold's session is killed, the call says
+// UNAVAILABLE, the ledger counts the failure and backs off, and at max_retries the event is dead:
+// redelivered, it answers DEAD and the wall never counted it.
+TEST(ProjectionConcurrency, Rule7_KilledSessionsAreFailuresCountedUntilTheEventIsDead) {
+  testing::TestDatabase db;
+  PoolOptions pool_options = db.PoolOptions(4);
+  pool_options.session.lock_wait_timeout = absl::Seconds(20);
+  ConnectionPool pool(pool_options);
+  domain::RetryPolicy retry = testing::FastRetry();
+  retry.max_retries = 2;
+  GroupProjector repo(pool, retry);
+  const auto event = [](const std::string& id, int64_t count) {
+    return GiftEvent{"demo", id, testing::GiftPayloadJson(7, "rose", count), kT0};
+  };
+  ASSERT_TRUE(repo.Project(event("E0", 1), ProjectedBy::kRelay).ok());
+  const auto ledger = [&db](const std::string& column) {
+    return db.QueryString(
+        absl::StrCat("SELECT ", column, " FROM wallet_projection_events WHERE event_id = 'E1'"));
+  };
+  for (int failure = 1; failure <= 2; ++failure) {
+    const absl::StatusOr<domain::ProjectionResult> result =
+        ProjectWithItsSessionKilled(db, repo, event("E1", 5));
+    ASSERT_FALSE(result.ok()) << "failure " << failure;
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable) << result.status();
+    EXPECT_EQ(ledger("retry_count"), absl::StrCat(failure));
+    EXPECT_EQ(ledger("status"), failure < 2 ? "failed" : "dead");
+    EXPECT_NE(ledger("last_error"), "");
+  }
+  absl::StatusOr<domain::ProjectionResult> again =
+      repo.Project(event("E1", 5), ProjectedBy::kRelay);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->outcome, ProjectionOutcome::kDead);
+  EXPECT_EQ(db.QueryInt("SELECT gift_count FROM user_gift_wall"), 1);
+  EXPECT_GE(pool.Stats().discarded_total, 2);
 }
 
 }  // namespace
