@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "tests/e2e/server_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/timing.h"
 
 namespace giftwall {
 namespace {
@@ -435,7 +436,9 @@ TEST(Faults, AFrozenDatabaseTurnsReadinessOffWithinTheProbePeriod) {
   EXPECT_EQ(readiness, "NOT_SERVING");
   // Probes every 2 s, each bounded by 2 s: about 4 s. Before, a probe waited out the 15 s
   // socket timeout. 10 s leaves a slow machine room.
-  EXPECT_LT(took, absl::Seconds(10)) << "readiness went off after " << took;
+  if (testing::kWallClockBoundsHold) {
+    EXPECT_LT(took, absl::Seconds(10)) << "readiness went off after " << took;
+  }
   EXPECT_EQ(server.Health(""), "SERVING") << "liveness does not follow the database";
 
   mariadb.Thaw();
@@ -462,7 +465,9 @@ TEST(Faults, CallsToAFrozenDatabaseFailWithinTheStatementLimit) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
   // By design 3 s + 1 s for the statement, then up to the 3 s connect timeout for a fresh session
   // to record the failure on: 7 s. The socket timeout used to be the limit + 5 s: 11 s.
-  EXPECT_LT(took, absl::Seconds(9.5)) << "the call failed after " << took;
+  if (testing::kWallClockBoundsHold) {
+    EXPECT_LT(took, absl::Seconds(9.5)) << "the call failed after " << took;
+  }
   mariadb.Thaw();
   ASSERT_TRUE(server.WaitReady()) << server.log();
   DeliverUntilAcked(server, MakeEvents(2, 12).back());

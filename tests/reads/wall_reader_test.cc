@@ -51,7 +51,15 @@ TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWa
                  nullptr});
   };
   read(0, "demo", 1);
-  absl::SleepFor(absl::Milliseconds(100));
+  // Once the lane's statement waits on the lock, the next reads can only gather behind it.
+  bool waiting = false;
+  for (int i = 0; i < 3000 && !waiting; ++i) {
+    waiting = db_.QueryInt(
+                  "SELECT COUNT(*) FROM information_schema.processlist WHERE db = "
+                  "DATABASE() AND info LIKE '%JSON_TABLE%' AND id <> CONNECTION_ID()") > 0;
+    if (!waiting) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(waiting) << "the lane's first read never reached the database";
   for (size_t i = 1; i <= 30; ++i) read(i, "demo", static_cast<int64_t>(i));
   for (size_t i = 31; i < 40; ++i) {  // the same wall, asked for again, in other orders too
     read(i, "demo", 7, i % 2 == 0 ? domain::WallSort::kCoinsDesc : domain::WallSort::kCountDesc);
