@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
       };
       Check(db.ExecuteDirect("START TRANSACTION"), "begin");
       lap(0);
-      Check(store.InsertLedger(kApp, ledger), "insert ledger");
+      Check(store.InsertLedger(kApp, ledger).status(), "insert ledger");
       lap(1);
       absl::StatusOr<giftwall::storage::MergedSenders> merged = store.MergeSenders(kApp, *deltas);
       Check(merged.status(), "merge senders");

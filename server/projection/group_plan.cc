@@ -20,6 +20,15 @@ using domain::ProjectionOutcome;
 using domain::ProjectionResult;
 using storage::LedgerWrite;
 
+// Ledger rows are written in their primary key's order (event_id, within an app), whatever
+// order the group's walls are locked in: the ledger's locks are all taken before any wall's, so
+// every group takes its row locks in one order (DESIGN §2.13), even two groups that disagree
+// about an event's payload (and so about its wall).
+void InLedgerKeyOrder(std::vector<LedgerWrite>& writes) {
+  std::sort(writes.begin(), writes.end(),
+            [](const LedgerWrite& a, const LedgerWrite& b) { return a.event_id < b.event_id; });
+}
+
 ProjectionResult Result(ProjectionOutcome outcome, std::string detail = "") {
   return ProjectionResult{outcome, std::move(detail)};
 }
@@ -171,8 +180,22 @@ bool PlanClaims(const std::vector<Owner>& owners, absl::Span<const size_t> part,
   return any_row;
 }
 
+void DropLostClaims(const std::vector<Owner>& owners, absl::string_view app,
+                    absl::Span<const std::string> existing, Attempt& attempt) {
+  if (existing.empty()) return;
+  const std::set<absl::string_view> lost(existing.begin(), existing.end());
+  auto kept = std::remove_if(attempt.claims.begin(), attempt.claims.end(), [&](const Claim& c) {
+    const Owner& owner = owners[c.owner];
+    if (owner.app_code() != app || lost.count(owner.event->event_id) == 0) return false;
+    attempt.lost.push_back(c.owner);
+    return true;
+  });
+  attempt.claims.erase(kept, attempt.claims.end());
+}
+
 absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& attempt) {
   WritePlan apps;
+  attempt.planned.clear();
   for (Claim& c : attempt.claims) {
     const Owner& owner = owners[c.owner];
     LedgerWrite w;
@@ -202,6 +225,8 @@ absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& 
     (c.row.has_value() ? app.updates : app.inserts).push_back(std::move(w));
   }
   for (auto& [code, app] : apps) {
+    InLedgerKeyOrder(app.inserts);
+    InLedgerKeyOrder(app.updates);
     ASSIGN_OR_RETURN(app.deltas, domain::FoldDeltas(app.folds));
   }
   return apps;
@@ -229,6 +254,10 @@ std::map<absl::string_view, FailureWrites> PlanFailures(const std::vector<Owner>
     if (c.row.has_value()) w.expected = *c.row;
     FailureWrites& writes = apps[owner.app_code()];
     (c.row.has_value() ? writes.updates : writes.inserts).push_back(std::move(w));
+  }
+  for (auto& [code, writes] : apps) {
+    InLedgerKeyOrder(writes.inserts);
+    InLedgerKeyOrder(writes.updates);
   }
   return apps;
 }
@@ -282,10 +311,18 @@ std::vector<CapRefusal> RefuseOverCap(const std::vector<Owner>& owners, const At
 Step Decide(const Attempt& attempt, Retrying& state, std::vector<Owner>& owners,
             std::vector<size_t>& part) {
   switch (attempt.ending) {
-    case Ending::kCommitted:
+    case Ending::kCommitted: {
       Settle(attempt.answered, owners);
       Settle(attempt.planned, owners);
-      return Step::Of(Step::kDone);
+      if (attempt.lost.empty()) return Step::Of(Step::kDone);
+      // Another caller committed these since the read: the next read answers them (or claims
+      // a failed row again). No pause: that caller is done with them.
+      part = attempt.lost;
+      state.claim_blind = false;
+      Step step = Step::Of(Step::kAgain);
+      step.met_existing_rows = true;
+      return step;
+    }
     case Ending::kNoSession:
       return Failed(part, attempt.cause, owners);
     case Ending::kTransient:

@@ -101,6 +101,9 @@ struct Attempt {
   std::vector<Claim> claims;
   std::vector<std::pair<size_t, domain::ProjectionResult>> answered;  // by the ledger read alone
   std::vector<std::pair<size_t, domain::ProjectionResult>> planned;   // for the claims, on commit
+  // Owners whose insert found a row that another caller committed since the read: their claims
+  // are dropped from this attempt, and they are read again after it.
+  std::vector<size_t> lost;
 
   size_t folding() const;
   // Records `status` as the cause; returns how it ended.
@@ -118,6 +121,11 @@ void ClaimAll(absl::Span<const size_t> part, Attempt& attempt);
 bool PlanClaims(const std::vector<Owner>& owners, absl::Span<const size_t> part,
                 const storage::LedgerSnapshot& ledger, Attempt& attempt);
 
+// Drops the claims of `app`'s events in `existing` (whose ledger rows the insert found), moving
+// their owners to attempt.lost.
+void DropLostClaims(const std::vector<Owner>& owners, absl::string_view app,
+                    absl::Span<const std::string> existing, Attempt& attempt);
+
 // What the claims of one app write: their ledger rows (done, or dead without a fold) and the
 // fold of the events that fold.
 struct AppWrites {
@@ -128,8 +136,8 @@ struct AppWrites {
 };
 using WritePlan = std::map<absl::string_view, AppWrites>;
 
-// Plans the writes of the attempt's claims, marking which fold and filling attempt.planned.
-// OUT_OF_RANGE if the fold overflows a total (Ending::kPermanent).
+// Plans the writes of the attempt's claims, marking which fold and filling attempt.planned
+// afresh. OUT_OF_RANGE if the fold overflows a total (Ending::kPermanent).
 absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& attempt);
 
 // The failure that the attempt's claims record (§2.7), per app: rows to insert if absent, rows

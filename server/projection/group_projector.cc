@@ -180,6 +180,15 @@ Ending GroupRun::Write(GroupSession& session, Attempt& attempt) {
   RollbackUnlessCommitted tx(session);
   // Claims first, for every app, then the folds: the ledger rows are locked before any wall row.
   if (Ending e = WriteClaims(session, *plan, attempt); e != Ending::kCommitted) return e;
+  if (!attempt.lost.empty()) {
+    // Another caller claimed some of the events since they were read: only the claims that
+    // stand are folded, and the others are read again after this transaction.
+    plan = group::PlanWrites(owners(), attempt);
+    if (!plan.ok()) {
+      attempt.cause = plan.status();
+      return Ending::kPermanent;
+    }
+  }
   if (Ending e = WriteFolds(session, *plan, attempt); e != Ending::kCommitted) return e;
   if (absl::Status s = tx.Commit(); !s.ok()) return attempt.Fail(s, Phase::kRead);
   return Ending::kCommitted;
@@ -188,9 +197,9 @@ Ending GroupRun::Write(GroupSession& session, Attempt& attempt) {
 Ending GroupRun::WriteClaims(GroupSession& session, const group::WritePlan& plan,
                              Attempt& attempt) {
   for (const auto& [code, app] : plan) {
-    if (absl::Status s = session.InsertLedger(code, app.inserts); !s.ok()) {
-      return attempt.Fail(s, Phase::kClaim);
-    }
+    absl::StatusOr<std::vector<std::string>> existing = session.InsertLedger(code, app.inserts);
+    if (!existing.ok()) return attempt.Fail(existing.status(), Phase::kClaim);
+    group::DropLostClaims(owners(), code, *existing, attempt);
     absl::StatusOr<int64_t> updated = session.UpdateLedger(code, app.updates);
     if (!updated.ok()) return attempt.Fail(updated.status(), Phase::kClaim);
     if (*updated != static_cast<int64_t>(app.updates.size())) {

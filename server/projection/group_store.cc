@@ -28,8 +28,8 @@ class MysqlGroupSession final : public GroupSession {
   }
   void Rollback() override { tx_.reset(); }
 
-  absl::Status InsertLedger(absl::string_view app_code,
-                            absl::Span<const storage::LedgerWrite> rows) override {
+  absl::StatusOr<std::vector<std::string>> InsertLedger(
+      absl::string_view app_code, absl::Span<const storage::LedgerWrite> rows) override {
     return store_.InsertLedger(app_code, rows);
   }
   absl::Status InsertLedgerIfAbsent(absl::string_view app_code,

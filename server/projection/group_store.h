@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -33,8 +34,9 @@ class GroupSession {
   virtual absl::Status Commit() = 0;
   virtual void Rollback() = 0;
 
-  virtual absl::Status InsertLedger(absl::string_view app_code,
-                                    absl::Span<const storage::LedgerWrite> rows) = 0;
+  // Returns the event ids whose rows existed (storage::ProjectionStore::InsertLedger).
+  virtual absl::StatusOr<std::vector<std::string>> InsertLedger(
+      absl::string_view app_code, absl::Span<const storage::LedgerWrite> rows) = 0;
   virtual absl::Status InsertLedgerIfAbsent(absl::string_view app_code,
                                             absl::Span<const storage::LedgerWrite> rows) = 0;
   virtual absl::StatusOr<int64_t> UpdateLedger(absl::string_view app_code,

@@ -2,7 +2,9 @@
 
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "glog/logging.h"
 #include "server/common/status_macros.h"
 #include "server/storage/columns.h"
@@ -100,6 +102,18 @@ FROM )sql",
 
 const std::string& InsertLedgerAlwaysSql() {
   static const auto* const sql = new std::string(InsertLedgerSql());
+  return *sql;
+}
+
+// MariaDB: a row that exists by now is skipped, not an error, and only the rows inserted are
+// returned. Failing the statement would roll back the rows it had inserted before the duplicate,
+// and two callers waiting for one of those rows would then deadlock (each inherits a gap lock
+// that the other's insert needs). IGNORE skips nothing else here: every value written is checked
+// before (the envelope, a cut last_error, the enums).
+const std::string& InsertLedgerSkippingSql() {
+  static const auto* const sql = new std::string(absl::StrCat(
+      absl::StrReplaceAll(InsertLedgerSql(), {{"\nINSERT INTO", "\nINSERT IGNORE INTO"}}),
+      "\nRETURNING event_id"));
   return *sql;
 }
 
@@ -397,10 +411,22 @@ absl::StatusOr<LedgerSnapshot> ProjectionStore::ReadLedger(
   return snapshot;
 }
 
-absl::Status ProjectionStore::InsertLedger(absl::string_view app_code,
-                                           absl::Span<const LedgerWrite> rows) {
-  if (rows.empty()) return absl::OkStatus();
-  return conn_.Execute(InsertLedgerAlwaysSql(), {app_code, LedgerRowsJson(rows)}).status();
+absl::StatusOr<std::vector<std::string>> ProjectionStore::InsertLedger(
+    absl::string_view app_code, absl::Span<const LedgerWrite> rows) {
+  std::vector<std::string> existing;
+  if (rows.empty()) return existing;
+  if (!returning_) {
+    RETURN_IF_ERROR(
+        conn_.Execute(InsertLedgerAlwaysSql(), {app_code, LedgerRowsJson(rows)}).status());
+    return existing;
+  }
+  absl::flat_hash_set<std::string> inserted;
+  RETURN_IF_ERROR(conn_.Query(InsertLedgerSkippingSql(), {app_code, LedgerRowsJson(rows)},
+                              [&](const SqlRow& row) { inserted.insert(row.Str(0)); }));
+  for (const LedgerWrite& w : rows) {
+    if (!inserted.contains(w.event_id)) existing.push_back(w.event_id);
+  }
+  return existing;
 }
 
 absl::Status ProjectionStore::InsertLedgerIfAbsent(absl::string_view app_code,

@@ -45,8 +45,8 @@ using MergedSenders = std::map<domain::WallKey, std::map<int64_t, domain::Sender
 
 class ProjectionStore {
  public:
-  // `returning`: merge and read back senders in one statement (MariaDB's RETURNING); default: as
-  // the server supports it.
+  // `returning`: MariaDB's RETURNING, to merge and read back senders in one statement and to
+  // learn which ledger rows an insert skipped; default: as the server supports it.
   explicit ProjectionStore(SqlConnection& conn) : ProjectionStore(conn, conn.is_mariadb()) {}
   ProjectionStore(SqlConnection& conn, bool returning) : conn_(conn), returning_(returning) {}
 
@@ -55,8 +55,11 @@ class ProjectionStore {
   absl::StatusOr<LedgerSnapshot> ReadLedger(absl::string_view app_code,
                                             absl::Span<const std::string> event_ids);
 
-  // Inserts new ledger rows; ALREADY_EXISTS (1062) if one of them exists by now.
-  absl::Status InsertLedger(absl::string_view app_code, absl::Span<const LedgerWrite> rows);
+  // Inserts new ledger rows and returns the event ids of those that exist by now (another
+  // caller's claim, committed: its row stands), which are left as they are. Without RETURNING
+  // (MySQL) a row that exists fails the whole insert instead (ALREADY_EXISTS, 1062).
+  absl::StatusOr<std::vector<std::string>> InsertLedger(absl::string_view app_code,
+                                                        absl::Span<const LedgerWrite> rows);
   // Inserts the rows that are still absent and leaves the others as they are.
   absl::Status InsertLedgerIfAbsent(absl::string_view app_code, absl::Span<const LedgerWrite> rows);
   // Updates the rows that are still as their `expected` says; returns how many were.

@@ -63,12 +63,16 @@ int RunCommand(const std::vector<std::string>& args, std::string* output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-ServerProcess::ServerProcess(const std::string& mysql_url, std::vector<std::string> extra)
+ServerProcess::ServerProcess(const std::string& mysql_url, std::vector<std::string> extra,
+                             std::vector<std::string> launcher)
     : port_(process::FreePort()),
       log_(absl::StrCat(::testing::TempDir(), "/server-", port_, ".log")) {
-  std::vector<std::string> args = {GIFTWALL_SERVER_BIN, absl::StrCat("--listen=127.0.0.1:", port_),
-                                   absl::StrCat("--mysql_url=", mysql_url),
-                                   absl::StrCat("--worker_id=e2e-", port_)};
+  std::vector<std::string> args = std::move(launcher);
+  for (std::string arg :
+       {std::string(GIFTWALL_SERVER_BIN), absl::StrCat("--listen=127.0.0.1:", port_),
+        absl::StrCat("--mysql_url=", mysql_url), absl::StrCat("--worker_id=e2e-", port_)}) {
+    args.push_back(std::move(arg));
+  }
   // Plaintext, unless the test serves TLS.
   if (std::none_of(extra.begin(), extra.end(),
                    [](const std::string& flag) { return absl::StartsWith(flag, "--tls_"); })) {

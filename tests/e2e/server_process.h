@@ -29,7 +29,10 @@ int RunCommand(const std::vector<std::string>& args, std::string* output);
 // giftwall-server on a free port of 127.0.0.1; killed when destroyed.
 class ServerProcess {
  public:
-  explicit ServerProcess(const std::string& mysql_url, std::vector<std::string> extra_flags = {});
+  // `launcher`, if any, runs the server: its words come before the server's path (e.g. `env`
+  // with variables, which execs the server in its own place, so pid() stays the server's).
+  explicit ServerProcess(const std::string& mysql_url, std::vector<std::string> extra_flags = {},
+                         std::vector<std::string> launcher = {});
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;

@@ -177,16 +177,51 @@ TEST_F(FakeStoreTest, AHeldEventInAGroupIsClaimedAloneAndAloneAnswersLeased) {
   EXPECT_EQ(store_.app().ledger.count("E1"), 0u);
 }
 
-TEST_F(FakeStoreTest, ABlindClaimThatMeetsARowReadsTheLedgerFirst) {
+// The insert skips the row that exists (MariaDB): the group commits the rest, and reads the
+// ledger for the event it lost.
+TEST_F(FakeStoreTest, ABlindClaimThatMeetsARowProjectsTheRestThenReadsTheLedgerFirst) {
   ASSERT_THAT(Project({Event("E1", 7, "rose", 1)}), ElementsAre("PROJECTED"));
   EXPECT_THAT(Project({Event("E1", 7, "rose", 1), Event("E2", 7, "rose", 2)}),
               ElementsAre("ALREADY_PROJECTED", "PROJECTED"));
   EXPECT_EQ(store_.calls(Call::kReadLedger), 1);
+  EXPECT_EQ(store_.calls(Call::kInsertLedger), 2);
   EXPECT_EQ(GiftCount(7, "rose"), 3);
   // Groups after that are read first, while they meet rows.
   EXPECT_THAT(Project({Event("E2", 7, "rose", 2)}), ElementsAre("ALREADY_PROJECTED"));
   EXPECT_EQ(store_.calls(Call::kReadLedger), 2);
+  EXPECT_EQ(store_.calls(Call::kInsertLedger), 2);
+}
+
+// Without RETURNING (MySQL) a row that exists fails the insert: the whole group is read first.
+TEST_F(FakeStoreTest, ABlindClaimThatFailsOnADuplicateIsReadFirst) {
+  ASSERT_THAT(Project({Event("E1", 7, "rose", 1)}), ElementsAre("PROJECTED"));
+  store_.Fail(Call::kInsertLedger, DbError(DbErrorKind::kDuplicate, "duplicate entry E1"));
+  EXPECT_THAT(Project({Event("E1", 7, "rose", 1), Event("E2", 7, "rose", 2)}),
+              ElementsAre("ALREADY_PROJECTED", "PROJECTED"));
+  EXPECT_EQ(store_.calls(Call::kReadLedger), 1);
   EXPECT_EQ(store_.calls(Call::kInsertLedger), 3);
+  EXPECT_EQ(GiftCount(7, "rose"), 3);
+  EXPECT_EQ(Ledger("E2").row.status, LedgerStatus::kDone);
+}
+
+// Another caller commits E1 between this group's read and its insert: E2 and E3 are folded in
+// this transaction, E1 (lost) is read again and answered by the other caller's row. Nothing is
+// rolled back.
+TEST_F(FakeStoreTest, AClaimLostToAnotherCallerAfterTheReadIsReadAgainAndTheRestCommits) {
+  ASSERT_THAT(Project({Event("E0", 7, "rose", 1)}), ElementsAre("PROJECTED"));  // read first now
+  ASSERT_THAT(Project({Event("E0", 7, "rose", 1)}), ElementsAre("ALREADY_PROJECTED"));
+  store_.Before(Call::kInsertLedger, [](testing::FakeGroupStore& s) {
+    testing::FakeLedgerRow done;
+    done.row.status = LedgerStatus::kDone;
+    s.app().ledger["E1"] = done;
+    s.app().walls[{7, "rose"}].gift_count += 5;
+  });
+  EXPECT_THAT(
+      Project({Event("E1", 7, "rose", 5), Event("E2", 7, "rose", 2), Event("E3", 8, "lily", 1)}),
+      ElementsAre("ALREADY_PROJECTED", "PROJECTED", "PROJECTED"));
+  EXPECT_EQ(GiftCount(7, "rose"), 1 + 5 + 2);
+  EXPECT_EQ(GiftCount(8, "lily"), 1);
+  EXPECT_EQ(store_.calls(Call::kBegin), 2 + 1);  // E0's group, then this one transaction
 }
 
 TEST_F(FakeStoreTest, ARowChangedSinceItWasReadIsReadAgain) {

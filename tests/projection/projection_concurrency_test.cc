@@ -12,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/projection/group_projector.h"
+#include "server/storage/db_error.h"
 #include "tests/support/test_database.h"
 #include "tests/support/test_projection.h"
 
@@ -33,11 +34,12 @@ struct Expected {
   int64_t last = 0;
 };
 
-// 500 events over 20 walls and 5 gifts, with their expected fold per (user, gift).
-std::vector<GiftEvent> MakeEvents(std::map<std::pair<int64_t, std::string>, Expected>* expected) {
+// `n` events over 20 walls and 5 gifts, with their expected fold per (user, gift).
+std::vector<GiftEvent> MakeEvents(std::map<std::pair<int64_t, std::string>, Expected>* expected,
+                                  int n = 500) {
   std::vector<GiftEvent> events;
   std::mt19937 rng(7);
-  for (int i = 0; i < 500; ++i) {
+  for (int i = 0; i < n; ++i) {
     const int64_t user = 1 + i % 20;
     const std::string gift = absl::StrCat("gift-", i % 5);
     const int64_t count = 1 + static_cast<int64_t>(rng() % 9);
@@ -52,8 +54,10 @@ std::vector<GiftEvent> MakeEvents(std::map<std::pair<int64_t, std::string>, Expe
   return events;
 }
 
+// The wall is `expected`, and each of the `events` events is done.
 void ExpectWall(testing::TestDatabase& db,
-                const std::map<std::pair<int64_t, std::string>, Expected>& expected) {
+                const std::map<std::pair<int64_t, std::string>, Expected>& expected,
+                int64_t events = 500) {
   EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM user_gift_wall"),
             static_cast<int64_t>(expected.size()));
   for (const auto& [key, e] : expected) {
@@ -65,7 +69,7 @@ void ExpectWall(testing::TestDatabase& db,
     EXPECT_EQ(db.QueryInt("SELECT last_received_at_ms" + where), e.last);
   }
   EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE status = 'done'"),
-            500);
+            events);
   EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE status <> 'done'"), 0);
 }
 
@@ -110,13 +114,14 @@ TEST(ProjectionConcurrency, SixteenCallersDeliveringTheSameEventsCountEachOnce) 
   ExpectWall(db, expected);
 }
 
-TEST(ProjectionConcurrency, OverlappingBatchesFromEightCallersCountEachOnce) {
+TEST(ProjectionConcurrency, OverlappingBatchesFromEightCallersNeverDeadlockAndCountEachOnce) {
   testing::TestDatabase db;
   std::map<std::pair<int64_t, std::string>, Expected> expected;
   const std::vector<GiftEvent> events = MakeEvents(&expected);
   ConnectionPool pool(ProductionLikePool(db));
   GroupProjector repo(pool, testing::FastRetry());
 
+  const int64_t deadlocks_before = storage::MysqlErrorCounts()[1213];
   std::atomic<int> errors{0};
   std::vector<std::thread> callers;
   for (int t = 0; t < 8; ++t) {
@@ -127,21 +132,17 @@ TEST(ProjectionConcurrency, OverlappingBatchesFromEightCallersCountEachOnce) {
         const std::vector<GiftEvent> batch(
             shuffled.begin() + static_cast<std::ptrdiff_t>(start),
             shuffled.begin() + static_cast<std::ptrdiff_t>(start + 50));
-        // Overlapping batches can still deadlock in InnoDB (gap and insert-intention locks)
-        // more often than the projector retries on a loaded machine: ABORTED then means
-        // "redeliver", and the relay does.
-        UnitResult r = repo.ProjectBatch(batch, ProjectedBy::kRelay);
-        for (int redelivery = 0;
-             redelivery < 20 && !r.ok() && r.status().code() == absl::StatusCode::kAborted;
-             ++redelivery) {
-          r = repo.ProjectBatch(batch, ProjectedBy::kRelay);
-        }
+        const UnitResult r = repo.ProjectBatch(batch, ProjectedBy::kRelay);
         if (!r.ok() && errors++ < 5) ADD_FAILURE() << "caller " << t << ": " << r.status();
       }
     });
   }
   for (std::thread& t : callers) t.join();
   EXPECT_EQ(errors, 0);
+  // Every batch took its row locks in one order, and an event another batch inserted first was
+  // skipped, not rolled back over (DESIGN §2.13): no deadlock to retry.
+  EXPECT_EQ(storage::MysqlErrorCounts()[1213], deadlocks_before)
+      << "overlapping batches deadlocked";
   // A LEASED answer leaves an event to another caller, which projects it: all 500 are done.
   ExpectWall(db, expected);
 }
@@ -274,6 +275,96 @@ TEST(ProjectionConcurrency, Rule7_KilledSessionsAreFailuresCountedUntilTheEventI
   EXPECT_EQ(again->outcome, ProjectionOutcome::kDead);
   EXPECT_EQ(db.QueryInt("SELECT gift_count FROM user_gift_wall"), 1);
   EXPECT_GE(pool.Stats().discarded_total, 2);
+}
+
+// The three ways back to the wall, racing on real threads over the same events: an operator's
+// requeue of dead events (their outbox rows corrected meanwhile), four relays redelivering
+// every event, and two catch-up scans finding the failed and the lost ones. Each event is
+// folded exactly once: PROJECTED is answered once per event over all three paths together, and
+// the wall is the fold of the corrected payloads.
+TEST(ProjectionConcurrency, RequeueRelayAndScanRacingOnRealThreadsFoldEachEventOnce) {
+  testing::TestDatabase db;
+  ConnectionPool pool(ProductionLikePool(db));
+  testing::TestProjection repo(pool);
+  std::map<std::pair<int64_t, std::string>, Expected> expected;
+  const std::vector<GiftEvent> events = MakeEvents(&expected, 300);
+  for (const GiftEvent& e : events) {
+    db.InsertOutbox("demo", e.event_id, "WalletGiftDebited", e.payload_json, e.occurred_at_ms);
+  }
+  // 0-99 went dead on a bad deploy's payload (now corrected in the outbox), 100-199 failed
+  // once and are due, 200-299 the relay lost.
+  std::vector<std::string> dead_ids;
+  for (size_t i = 0; i < 100; ++i) {
+    GiftEvent broken = events[i];
+    broken.payload_json = R"({"target_user_id":1,"gift_id":"broken"})";
+    absl::StatusOr<domain::ProjectionResult> r =
+        repo.projector.Project(broken, ProjectedBy::kRelay);
+    ASSERT_TRUE(r.ok() && r->outcome == ProjectionOutcome::kDead) << r.status();
+    dead_ids.push_back(events[i].event_id);
+  }
+  for (size_t i = 100; i < 200; ++i) {
+    db.Exec(absl::StrCat(
+        "INSERT INTO wallet_projection_events (projection_name, app_code, event_id, status, "
+        "retry_count, last_error, created_at_ms, updated_at_ms) VALUES ('user_gift_wall', "
+        "'demo', '",
+        events[i].event_id, "', 'failed', 1, 'connection lost', 1, 1)"));
+  }
+
+  std::atomic<int> projected{0}, errors{0};
+  std::atomic<int> relays_left{4};
+  const auto fail = [&](const std::string& who, const absl::Status& s) {
+    if (errors++ < 5) ADD_FAILURE() << who << ": " << s;
+  };
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    RequeueRequest request;
+    request.app_code = "demo";
+    request.event_ids = dead_ids;
+    absl::StatusOr<RequeueReport> report = repo.recovery.RequeueDeadEvents(request);
+    if (!report.ok()) return fail("requeue", report.status());
+    EXPECT_EQ(report->matched, 100);
+    EXPECT_EQ(report->requeued, 100);
+    projected += static_cast<int>(report->requeued);
+  });
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<GiftEvent> order = events;
+      std::shuffle(order.begin(), order.end(), std::mt19937(static_cast<unsigned>(t)));
+      for (const GiftEvent& e : order) {
+        absl::StatusOr<domain::ProjectionResult> r = repo.projector.Project(e, ProjectedBy::kRelay);
+        if (!r.ok()) {
+          fail("relay", r.status());
+        } else if (r->outcome == ProjectionOutcome::kProjected) {
+          ++projected;
+        }
+      }
+      --relays_left;
+    });
+  }
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      CatchUpRequest request;
+      request.app_code = "demo";
+      request.limit = 100;
+      request.min_age = absl::ZeroDuration();
+      for (bool last = false; !last;) {
+        last = relays_left == 0;  // one more pass after the relays are done
+        absl::StatusOr<CatchUpPass> pass = repo.recovery.ProjectPendingGiftWallEvents(request);
+        if (!pass.ok()) return fail("scan", pass.status());
+        projected += pass->projected;
+        if (pass->found > 0) last = false;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(errors, 0);
+  EXPECT_EQ(projected, 300) << "an event was projected twice, or never";
+  EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE status = 'done'"),
+            300);
+  EXPECT_EQ(db.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE projected_by = "
+                        "'requeue'"),
+            100);
+  ExpectWall(db, expected, 300);
 }
 
 }  // namespace
