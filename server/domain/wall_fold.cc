@@ -151,8 +151,11 @@ absl::Status MergeWallRow(const WallRow& delta, WallRow* stored) {
 absl::StatusOr<WallDeltas> FoldDeltas(absl::Span<const FoldEvent> events) {
   WallDeltas deltas;
   for (const FoldEvent& e : events) {
-    absl::Status s =
-        MergeWallRow(EventRow(e), &deltas[WallKey{e.gift.target_user_id, e.gift.gift_id}]);
+    const WallRow row = EventRow(e);
+    absl::Status s = MergeWallRow(row, &deltas[WallKey{e.gift.target_user_id, e.gift.gift_id}]);
+    for (size_t i = 0; s.ok() && i < e.periods.size(); ++i) {
+      s = MergeWallRow(row, &deltas[WallKey{e.gift.target_user_id, e.gift.gift_id, e.periods[i]}]);
+    }
     if (!s.ok())
       return absl::OutOfRangeError(absl::StrCat("event ", e.event_id, ": ", s.message()));
   }
@@ -163,8 +166,21 @@ absl::StatusOr<UserWall> FoldUserWall(absl::Span<const FoldEvent> events) {
   absl::StatusOr<WallDeltas> deltas = FoldDeltas(events);
   if (!deltas.ok()) return deltas.status();
   UserWall wall;
-  for (auto& [key, row] : *deltas) wall.emplace(key.gift_id, std::move(row));
+  for (auto& [key, row] : *deltas) {
+    if (key.period.empty()) wall.emplace(key.gift_id, std::move(row));
+  }
   return wall;
+}
+
+absl::StatusOr<std::map<std::string, UserWall>> FoldUserPeriodWalls(
+    absl::Span<const FoldEvent> events) {
+  absl::StatusOr<WallDeltas> deltas = FoldDeltas(events);
+  if (!deltas.ok()) return deltas.status();
+  std::map<std::string, UserWall> walls;
+  for (auto& [key, row] : *deltas) {
+    if (!key.period.empty()) walls[key.period].emplace(key.gift_id, std::move(row));
+  }
+  return walls;
 }
 
 namespace {

@@ -22,6 +22,9 @@ struct FoldEvent {
   std::string event_id;
   int64_t occurred_at_ms = 0;
   GiftPayload gift;
+  // The periods the event is also folded into, besides the all-time wall (Period::Name(),
+  // "month:2026-12"; DESIGN §2.15).
+  std::vector<std::string> periods = {};
 };
 
 struct SenderRow {
@@ -63,28 +66,36 @@ struct WallRow {
 // One user's wall, by gift_id.
 using UserWall = std::map<std::string, WallRow>;
 
-// A wall row's key within one app.
+// A wall row's key within one app: all-time (no period), or of one period ("month:2026-12").
+// Ordered as the rows' primary keys are, (user, period, gift) within each table.
 struct WallKey {
   int64_t user_id = 0;
   std::string gift_id;
+  std::string period = {};
 
   bool operator<(const WallKey& o) const {
-    return std::tie(user_id, gift_id) < std::tie(o.user_id, o.gift_id);
+    return std::tie(user_id, period, gift_id) < std::tie(o.user_id, o.period, o.gift_id);
   }
-  bool operator==(const WallKey& o) const { return user_id == o.user_id && gift_id == o.gift_id; }
+  bool operator==(const WallKey& o) const {
+    return user_id == o.user_id && gift_id == o.gift_id && period == o.period;
+  }
 };
 
 // What a group of events adds to each wall row it touches: the fold of those events alone,
 // senders included. Sorted by key, the order in which rows are locked.
 using WallDeltas = std::map<WallKey, WallRow>;
 
-// Folds `events` (each once, in any order, of any users) into per-row deltas. OUT_OF_RANGE if a
-// sum would overflow int64.
+// Folds `events` (each once, in any order, of any users) into per-row deltas, all-time and of
+// each event's periods. OUT_OF_RANGE if a sum would overflow int64.
 absl::StatusOr<WallDeltas> FoldDeltas(absl::Span<const FoldEvent> events);
 
-// Folds one user's events from scratch: the rows the wall must hold. OUT_OF_RANGE if a sum
-// would overflow int64: such an event could never have been projected.
+// Folds one user's events from scratch: the rows the all-time wall must hold. OUT_OF_RANGE if a
+// sum would overflow int64: such an event could never have been projected.
 absl::StatusOr<UserWall> FoldUserWall(absl::Span<const FoldEvent> events);
+
+// The same for the user's period walls, by period name: the rows each must hold.
+absl::StatusOr<std::map<std::string, UserWall>> FoldUserPeriodWalls(
+    absl::Span<const FoldEvent> events);
 
 // Whether sender a ranks above sender b for the top sender: more sent; on a tie, who reached the
 // count first (earlier last_sent_at_ms); then the lower user id.

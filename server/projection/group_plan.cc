@@ -29,6 +29,9 @@ void InLedgerKeyOrder(std::vector<LedgerWrite>& writes) {
             [](const LedgerWrite& a, const LedgerWrite& b) { return a.event_id < b.event_id; });
 }
 
+// A claim that folds: its event is not to die.
+bool Folds(const Owner& owner) { return owner.payload.ok() && owner.must_die.empty(); }
+
 ProjectionResult Result(ProjectionOutcome outcome, std::string detail = "") {
   return ProjectionResult{outcome, std::move(detail)};
 }
@@ -193,7 +196,16 @@ void DropLostClaims(const std::vector<Owner>& owners, absl::string_view app,
   attempt.claims.erase(kept, attempt.claims.end());
 }
 
-absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& attempt) {
+std::vector<std::string> AppsToFold(const std::vector<Owner>& owners, const Attempt& attempt) {
+  std::set<std::string> apps;
+  for (const Claim& c : attempt.claims) {
+    if (Folds(owners[c.owner])) apps.emplace(owners[c.owner].app_code());
+  }
+  return std::vector<std::string>(apps.begin(), apps.end());
+}
+
+absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& attempt,
+                                     const AppPeriods& periods) {
   WritePlan apps;
   attempt.planned.clear();
   for (Claim& c : attempt.claims) {
@@ -208,7 +220,7 @@ absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& 
     w.retry_count = c.row.has_value() && !requeue ? c.row->retry_count : 0;
     if (c.row.has_value()) w.expected = *c.row;
     AppWrites& app = apps[owner.app_code()];
-    if (!owner.payload.ok() || !owner.must_die.empty()) {
+    if (!Folds(owner)) {
       // A bad payload is permanent: dead at once, so that one bad event never blocks the relay's
       // queue (the seed retried it ten times).
       w.status = LedgerStatus::kDead;
@@ -218,8 +230,13 @@ absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& 
     } else {
       w.status = LedgerStatus::kDone;
       c.folds = true;
-      app.folds.push_back(
-          domain::FoldEvent{owner.event->event_id, owner.event->occurred_at_ms, *owner.payload});
+      domain::FoldEvent fold{owner.event->event_id, owner.event->occurred_at_ms, *owner.payload};
+      if (auto it = periods.find(owner.app_code()); it != periods.end()) {
+        for (const domain::Period& period : it->second.Of(owner.event->occurred_at_ms)) {
+          fold.periods.push_back(period.Name());
+        }
+      }
+      app.folds.push_back(std::move(fold));
       attempt.planned.emplace_back(c.owner, Result(ProjectionOutcome::kProjected));
     }
     (c.row.has_value() ? app.updates : app.inserts).push_back(std::move(w));
@@ -240,7 +257,7 @@ std::map<absl::string_view, FailureWrites> PlanFailures(const std::vector<Owner>
   const std::string reason = domain::LastError(attempt.cause.message());
   for (const Claim& c : attempt.claims) {
     const Owner& owner = owners[c.owner];
-    if (!c.folds || owner.by == ProjectedBy::kRequeue) continue;
+    if (!Folds(owner) || owner.by == ProjectedBy::kRequeue) continue;
     const domain::FailureRecord record =
         domain::DecideFailure(c.row.has_value() ? c.row->retry_count : 0, retry, jitter());
     LedgerWrite w;
@@ -265,7 +282,9 @@ std::map<absl::string_view, FailureWrites> PlanFailures(const std::vector<Owner>
 std::vector<int64_t> UsersOf(const domain::WallDeltas& deltas) {
   std::vector<int64_t> users;
   for (const auto& [key, delta] : deltas) {
-    if (users.empty() || users.back() != key.user_id) users.push_back(key.user_id);
+    if (key.period.empty() && (users.empty() || users.back() != key.user_id)) {
+      users.push_back(key.user_id);
+    }
   }
   return users;
 }
@@ -274,7 +293,7 @@ std::vector<domain::WallKey> KeysOf(const domain::WallDeltas& deltas,
                                     const std::map<int64_t, int64_t>& over) {
   std::vector<domain::WallKey> keys;
   for (const auto& [key, delta] : deltas) {
-    if (over.count(key.user_id) > 0) keys.push_back(key);
+    if (key.period.empty() && over.count(key.user_id) > 0) keys.push_back(key);
   }
   return keys;
 }

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "server/domain/app_settings.h"
 #include "server/domain/backoff.h"
 #include "server/domain/envelope.h"
 #include "server/domain/gift_payload.h"
@@ -136,9 +137,18 @@ struct AppWrites {
 };
 using WritePlan = std::map<absl::string_view, AppWrites>;
 
+// Which periods each app's events are written into (DESIGN §2.15); an app not here writes its
+// all-time wall only.
+using AppPeriods = std::map<std::string, domain::PeriodsToWrite, std::less<>>;
+
+// The apps whose settings the attempt's claims need: those of the claims that fold.
+std::vector<std::string> AppsToFold(const std::vector<Owner>& owners, const Attempt& attempt);
+
 // Plans the writes of the attempt's claims, marking which fold and filling attempt.planned
-// afresh. OUT_OF_RANGE if the fold overflows a total (Ending::kPermanent).
-absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& attempt);
+// afresh; each folding event into its all-time wall and its app's periods. OUT_OF_RANGE if the
+// fold overflows a total (Ending::kPermanent).
+absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& attempt,
+                                     const AppPeriods& periods = {});
 
 // The failure that the attempt's claims record (§2.7), per app: rows to insert if absent, rows
 // to update. A requeue's failure leaves the event dead as it was: the operator sees the error.
@@ -152,7 +162,8 @@ std::map<absl::string_view, FailureWrites> PlanFailures(const std::vector<Owner>
                                                         absl::FunctionRef<double()> jitter);
 
 // The wall cap (§2.14), after the merge of one app's `deltas` added rows. The users of the
-// deltas, in order; the keys of the rows of those in `over` (walls past the cap).
+// deltas' all-time rows, in order; the keys of those rows of the users in `over` (walls past the
+// cap). Period walls hold a subset of the all-time wall's gifts: the cap bounds them too.
 std::vector<int64_t> UsersOf(const domain::WallDeltas& deltas);
 std::vector<domain::WallKey> KeysOf(const domain::WallDeltas& deltas,
                                     const std::map<int64_t, int64_t>& over);

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "glog/logging.h"
 #include "server/common/status_macros.h"
@@ -43,10 +44,12 @@ class RollbackUnlessCommitted {
 class GroupRun {
  public:
   GroupRun(GroupStore& store, const domain::RetryPolicy& retry, int64_t max_wall_gifts,
-           std::atomic<bool>& expect_existing, absl::Span<const ProjectionUnit> units)
+           const domain::PeriodRetention& retention, std::atomic<bool>& expect_existing,
+           absl::Span<const ProjectionUnit> units)
       : store_(store),
         retry_(retry),
         max_wall_gifts_(max_wall_gifts),
+        retention_(retention),
         expect_existing_(expect_existing),
         index_(group::IndexUnits(units)) {}
 
@@ -66,6 +69,9 @@ class GroupRun {
   Attempt Try(GroupSession& session, const std::vector<size_t>& part, bool claim_blind);
   // Runs the claims' transaction; returns how it ended.
   Ending Write(GroupSession& session, Attempt& attempt);
+  // The periods the claims' apps write their events into, by the settings read in this
+  // transaction.
+  absl::StatusOr<group::AppPeriods> ReadPeriods(GroupSession& session, const Attempt& attempt);
   Ending WriteClaims(GroupSession& session, const group::WritePlan& plan, Attempt& attempt);
   Ending WriteFolds(GroupSession& session, const group::WritePlan& plan, Attempt& attempt);
   // After the merge of `app`'s `deltas` added new rows: marks the events of the gifts that the
@@ -77,6 +83,7 @@ class GroupRun {
   GroupStore& store_;
   const domain::RetryPolicy& retry_;
   const int64_t max_wall_gifts_;
+  const domain::PeriodRetention& retention_;
   std::atomic<bool>& expect_existing_;
   group::GroupIndex index_;
 };
@@ -171,19 +178,21 @@ Attempt GroupRun::Try(GroupSession& session, const std::vector<size_t>& part, bo
 }
 
 Ending GroupRun::Write(GroupSession& session, Attempt& attempt) {
-  absl::StatusOr<group::WritePlan> plan = group::PlanWrites(owners(), attempt);
+  if (absl::Status s = session.Begin(); !s.ok()) return attempt.Fail(s, Phase::kRead);
+  RollbackUnlessCommitted tx(session);
+  absl::StatusOr<group::AppPeriods> periods = ReadPeriods(session, attempt);
+  if (!periods.ok()) return attempt.Fail(periods.status(), Phase::kRead);
+  absl::StatusOr<group::WritePlan> plan = group::PlanWrites(owners(), attempt, *periods);
   if (!plan.ok()) {
     attempt.cause = plan.status();
     return Ending::kPermanent;
   }
-  if (absl::Status s = session.Begin(); !s.ok()) return attempt.Fail(s, Phase::kRead);
-  RollbackUnlessCommitted tx(session);
   // Claims first, for every app, then the folds: the ledger rows are locked before any wall row.
   if (Ending e = WriteClaims(session, *plan, attempt); e != Ending::kCommitted) return e;
   if (!attempt.lost.empty()) {
     // Another caller claimed some of the events since they were read: only the claims that
     // stand are folded, and the others are read again after this transaction.
-    plan = group::PlanWrites(owners(), attempt);
+    plan = group::PlanWrites(owners(), attempt, *periods);
     if (!plan.ok()) {
       attempt.cause = plan.status();
       return Ending::kPermanent;
@@ -192,6 +201,23 @@ Ending GroupRun::Write(GroupSession& session, Attempt& attempt) {
   if (Ending e = WriteFolds(session, *plan, attempt); e != Ending::kCommitted) return e;
   if (absl::Status s = tx.Commit(); !s.ok()) return attempt.Fail(s, Phase::kRead);
   return Ending::kCommitted;
+}
+
+absl::StatusOr<group::AppPeriods> GroupRun::ReadPeriods(GroupSession& session,
+                                                        const Attempt& attempt) {
+  group::AppPeriods periods;
+  const std::vector<std::string> apps = group::AppsToFold(owners(), attempt);
+  if (apps.empty()) return periods;
+  ASSIGN_OR_RETURN(storage::AppSettingsSnapshot settings, session.ReadSettings(apps));
+  for (const auto& [app, app_settings] : settings.apps) {
+    if (app_settings.kinds.empty()) continue;
+    // A zone the server cannot load fails the events (retried), never folds them as UTC.
+    absl::StatusOr<domain::PeriodsToWrite> of_app =
+        domain::PeriodsToWrite::Make(app_settings, retention_, settings.now_ms);
+    if (!of_app.ok()) return Annotate(of_app.status(), absl::StrCat("app ", app));
+    periods.emplace(app, *std::move(of_app));
+  }
+  return periods;
 }
 
 Ending GroupRun::WriteClaims(GroupSession& session, const group::WritePlan& plan,
@@ -277,7 +303,7 @@ void GroupRun::RecordFailures(GroupSession& session, const Attempt& attempt) {
 }  // namespace
 
 std::vector<UnitResult> GroupProjector::ProjectGroup(absl::Span<const ProjectionUnit> units) {
-  return GroupRun(store_, retry_, max_wall_gifts_, expect_existing_, units).Run();
+  return GroupRun(store_, retry_, max_wall_gifts_, retention_, expect_existing_, units).Run();
 }
 
 }  // namespace giftwall::projection

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "server/domain/app_settings.h"
 #include "server/domain/backoff.h"
 #include "server/domain/envelope.h"
 #include "server/domain/projection.h"
@@ -32,17 +33,24 @@ namespace giftwall::projection {
 
 class GroupProjector final : public UnitProjector {
  public:
-  // `max_wall_gifts`: the cap on a wall's distinct gifts (DESIGN §2.14).
+  // `max_wall_gifts`: the cap on a wall's distinct gifts (DESIGN §2.14); `retention`: the past
+  // periods kept of each kind (§2.15).
   GroupProjector(storage::ConnectionPool& pool, domain::RetryPolicy retry,
-                 int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
+                 int64_t max_wall_gifts = domain::kDefaultMaxWallGifts,
+                 domain::PeriodRetention retention = {})
       : owned_store_(std::make_unique<MysqlGroupStore>(pool)),
         store_(*owned_store_),
         retry_(retry),
-        max_wall_gifts_(max_wall_gifts) {}
+        max_wall_gifts_(max_wall_gifts),
+        retention_(std::move(retention)) {}
   // On any store: a fake one drives the state machine in unit tests.
   GroupProjector(GroupStore& store, domain::RetryPolicy retry,
-                 int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
-      : store_(store), retry_(retry), max_wall_gifts_(max_wall_gifts) {}
+                 int64_t max_wall_gifts = domain::kDefaultMaxWallGifts,
+                 domain::PeriodRetention retention = {})
+      : store_(store),
+        retry_(retry),
+        max_wall_gifts_(max_wall_gifts),
+        retention_(std::move(retention)) {}
 
   // Projects `units` as one group; one result per unit, in order. Blocks on the database.
   //
@@ -66,6 +74,7 @@ class GroupProjector final : public UnitProjector {
   GroupStore& store_;
   const domain::RetryPolicy retry_;
   const int64_t max_wall_gifts_;
+  const domain::PeriodRetention retention_;
   // Whether recent groups met ledger rows that already existed (redeliveries): then groups are
   // read before they are claimed; otherwise relay groups are claimed by inserting at once.
   std::atomic<bool> expect_existing_{false};

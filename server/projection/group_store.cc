@@ -14,6 +14,10 @@ class MysqlGroupSession final : public GroupSession {
       absl::string_view app_code, absl::Span<const std::string> event_ids) override {
     return store_.ReadLedger(app_code, event_ids);
   }
+  absl::StatusOr<storage::AppSettingsSnapshot> ReadSettings(
+      absl::Span<const std::string> app_codes) override {
+    return storage::ReadAppSettings(*conn_, app_codes, /*shared_lock=*/true);
+  }
   absl::Status Begin() override {
     tx_.reset();
     absl::StatusOr<storage::Transaction> tx = storage::Transaction::Begin(*conn_);

@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "server/domain/wall_fold.h"
+#include "server/storage/app_settings_store.h"
 #include "server/storage/connection_pool.h"
 #include "server/storage/projection_store.h"
 
@@ -29,6 +30,11 @@ class GroupSession {
 
   virtual absl::StatusOr<storage::LedgerSnapshot> ReadLedger(
       absl::string_view app_code, absl::Span<const std::string> event_ids) = 0;
+
+  // The settings of `app_codes` (those that have any), share-locked until the transaction ends:
+  // a group folds with the settings it read in its own transaction (DESIGN §2.15).
+  virtual absl::StatusOr<storage::AppSettingsSnapshot> ReadSettings(
+      absl::Span<const std::string> app_codes) = 0;
 
   virtual absl::Status Begin() = 0;
   virtual absl::Status Commit() = 0;

@@ -27,6 +27,57 @@ namespace {
 constexpr char kHexId[] = "VARCHAR(512) CHARACTER SET ascii";
 constexpr char kHexGift[] = "VARCHAR(256) CHARACTER SET ascii";
 
+// Where a merge writes: the all-time tables, or the period tables (DESIGN §2.15), whose rows are
+// keyed also by their period: their JSON rows carry its kind and key in two more columns, after
+// the others. Each scope is merged in a statement of its own, all-time first.
+enum class Scope { kAllTime, kPeriods };
+constexpr Scope kScopes[] = {Scope::kAllTime, Scope::kPeriods};
+
+bool InScope(const WallKey& key, Scope scope) {
+  return key.period.empty() == (scope == Scope::kAllTime);
+}
+const char* SenderTable(Scope scope) {
+  return scope == Scope::kAllTime ? "user_gift_wall_sender" : "user_gift_wall_period_sender";
+}
+const char* WallTable(Scope scope) {
+  return scope == Scope::kAllTime ? "user_gift_wall" : "user_gift_wall_period";
+}
+// The period's columns, in a column list and in a SELECT from the JSON rows.
+const char* PeriodColumns(Scope scope) {
+  return scope == Scope::kAllTime ? "" : ", period_kind, period_key";
+}
+const char* PeriodValues(Scope scope) {
+  return scope == Scope::kAllTime ? "" : ", jt.j_kind, jt.j_key";
+}
+
+// `base`, then (for the period scope) the period's kind and key.
+std::vector<JsonColumn> ScopedColumns(absl::Span<const JsonColumn> base, Scope scope) {
+  std::vector<JsonColumn> columns(base.begin(), base.end());
+  if (scope == Scope::kPeriods) {
+    const int next = static_cast<int>(columns.size());
+    columns.push_back({next, "j_kind", "VARCHAR(8) CHARACTER SET ascii"});
+    columns.push_back({next + 1, "j_key", "VARCHAR(10) CHARACTER SET ascii"});
+  }
+  return columns;
+}
+
+// Appends the period's kind and key to a row of the period scope ("month:2026-12").
+void PeriodOf(const WallKey& key, Scope scope, int first_column, JsonRows& row) {
+  if (scope == Scope::kAllTime) return;
+  const size_t colon = key.period.find(':');
+  CHECK(colon != std::string::npos) << "period \"" << key.period << "\" is not kind:key";
+  row.Text(first_column, absl::string_view(key.period).substr(0, colon))
+      .Text(first_column + 1, absl::string_view(key.period).substr(colon + 1));
+}
+
+// The statement `Build` writes for `scope`, written once.
+template <std::string (*Build)(Scope)>
+const std::string& PerScope(Scope scope) {
+  static const auto* const sqls =
+      new std::string[2]{Build(Scope::kAllTime), Build(Scope::kPeriods)};
+  return sqls[scope == Scope::kAllTime ? 0 : 1];
+}
+
 // Rows of event ids.
 constexpr JsonColumn kEventIdColumns[] = {{0, "j_id", kHexId}};
 
@@ -161,42 +212,44 @@ constexpr JsonColumn kSenderDeltaColumns[] = {
     {kLastSent, "j_last", "BIGINT"},
 };
 static_assert(InPositionOrder(kSenderDeltaColumns));
-constexpr size_t kSenderKeyColumns = 3;
 
-const std::string& MergeSendersSql() {
-  static const auto* const sql = new std::string(
-      absl::StrCat(R"sql(
-INSERT INTO user_gift_wall_sender
-  (app_code, )sql",
-                   SelectList(sender_row::kColumns), R"sql(, created_at_ms, updated_at_ms)
+const std::vector<JsonColumn>& SenderColumns(Scope scope) {
+  static const auto* const columns = new std::vector<JsonColumn>[2] {
+    ScopedColumns(kSenderDeltaColumns, Scope::kAllTime),
+        ScopedColumns(kSenderDeltaColumns, Scope::kPeriods)
+  };
+  return columns[scope == Scope::kAllTime ? 0 : 1];
+}
+
+std::string MergeSendersSql(Scope scope) {
+  return absl::StrCat("\nINSERT INTO ", SenderTable(scope), "\n  (app_code, ",
+                      SelectList(sender_row::kColumns), PeriodColumns(scope),
+                      R"sql(, created_at_ms, updated_at_ms)
 SELECT ?, jt.j_user, UNHEX(jt.j_gift), jt.j_sender, jt.j_count, jt.j_coins, jt.j_first,
-       jt.j_last, )sql",
-                   GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS, "\nFROM ",
-                   JsonTableSql(kSenderDeltaColumns), R"sql(
+       jt.j_last)sql",
+                      PeriodValues(scope), ", ", GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS,
+                      "\nFROM ", JsonTableSql(SenderColumns(scope)), R"sql(
 ON DUPLICATE KEY UPDATE
   sent_count = sent_count + VALUES(sent_count),
   sent_coins = sent_coins + VALUES(sent_coins),
   first_sent_at_ms = LEAST(first_sent_at_ms, VALUES(first_sent_at_ms)),
   last_sent_at_ms = GREATEST(last_sent_at_ms, VALUES(last_sent_at_ms)),
-  updated_at_ms = VALUES(updated_at_ms))sql"));
-  return *sql;
+  updated_at_ms = VALUES(updated_at_ms))sql");
 }
 
 // MariaDB returns the rows as the merge left them (inserted or updated) from the same statement.
-const std::string& MergeSendersReturningSql() {
-  static const auto* const sql = new std::string(
-      absl::StrCat(MergeSendersSql(), "\nRETURNING ", SelectList(sender_row::kColumns)));
-  return *sql;
+std::string MergeSendersReturningSql(Scope scope) {
+  return absl::StrCat(MergeSendersSql(scope), "\nRETURNING ", SelectList(sender_row::kColumns),
+                      PeriodColumns(scope));
 }
 
-const std::string& ReadSendersSql() {
-  static const auto* const sql = new std::string(absl::StrCat(
-      "SELECT ", SelectList(sender_row::kColumns), "\nFROM ",
-      JsonTableSql(absl::MakeConstSpan(kSenderDeltaColumns).first(kSenderKeyColumns)), R"sql(
-STRAIGHT_JOIN user_gift_wall_sender s
+std::string ReadSendersSql(Scope scope) {
+  return absl::StrCat(
+      "SELECT ", SelectList(sender_row::kColumns), PeriodColumns(scope), "\nFROM ",
+      JsonTableSql(SenderColumns(scope)), "\nSTRAIGHT_JOIN ", SenderTable(scope), R"sql( s
   ON s.app_code = ? AND s.user_id = jt.j_user AND s.gift_id = UNHEX(jt.j_gift)
-     AND s.sender_user_id = jt.j_sender)sql"));
-  return *sql;
+     AND s.sender_user_id = jt.j_sender)sql",
+      scope == Scope::kAllTime ? "" : " AND s.period_kind = jt.j_kind AND s.period_key = jt.j_key");
 }
 
 // Rows of wall keys; rows of users are their first column.
@@ -288,22 +341,29 @@ static_assert(InPositionOrder(kWallDeltaColumns));
 // *_event_id (or the top sender's id) when the delta wins, then copies the other columns only if
 // that id now names the delta's: so every column of a group is decided on the old values.
 //
-const std::string& MergeWallsSql() {
-  static const auto* const sql =
-      new std::string(absl::StrCat(R"sql(
-INSERT INTO user_gift_wall
+const std::vector<JsonColumn>& WallDeltaColumns(Scope scope) {
+  static const auto* const columns = new std::vector<JsonColumn>[2] {
+    ScopedColumns(kWallDeltaColumns, Scope::kAllTime),
+        ScopedColumns(kWallDeltaColumns, Scope::kPeriods)
+  };
+  return columns[scope == Scope::kAllTime ? 0 : 1];
+}
+
+std::string MergeWallsSql(Scope scope) {
+  return absl::StrCat("\nINSERT INTO ", WallTable(scope), R"sql(
   (app_code, user_id, gift_id, gift_count, total_coins, first_received_at_ms,
    last_received_at_ms, gift_name, gift_name_at_ms, gift_name_event_id, gift_icon,
    gift_icon_at_ms, gift_icon_event_id, sender_count, top_sender_user_id, top_sender_count,
    top_sender_coins, top_sender_first_sent_at_ms, top_sender_last_sent_at_ms,
-   first_sender_user_id, first_sender_at_ms, first_sender_event_id, created_at_ms, updated_at_ms)
+   first_sender_user_id, first_sender_at_ms, first_sender_event_id)sql",
+                      PeriodColumns(scope), R"sql(, created_at_ms, updated_at_ms)
 SELECT ?, jt.j_user, UNHEX(jt.j_gift), jt.j_count, jt.j_coins, jt.j_first, jt.j_last,
        jt.j_name, jt.j_name_at, UNHEX(jt.j_name_event), jt.j_icon, jt.j_icon_at,
        UNHEX(jt.j_icon_event), jt.j_new_senders, jt.j_top_user, jt.j_top_count, jt.j_top_coins,
        jt.j_top_first, jt.j_top_last, jt.j_first_sender, jt.j_first_sender_at,
-       UNHEX(jt.j_first_sender_event), )sql",
-                                   GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS, "\nFROM ",
-                                   JsonTableSql(kWallDeltaColumns), R"sql(
+       UNHEX(jt.j_first_sender_event))sql",
+                      PeriodValues(scope), ", ", GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS,
+                      "\nFROM ", JsonTableSql(WallDeltaColumns(scope)), R"sql(
 ON DUPLICATE KEY UPDATE
   gift_count = gift_count + VALUES(gift_count),
   total_coins = total_coins + VALUES(total_coins),
@@ -352,8 +412,7 @@ ON DUPLICATE KEY UPDATE
                             VALUES(first_sender_user_id), first_sender_user_id),
   first_sender_at_ms = IF(first_sender_event_id = VALUES(first_sender_event_id),
                           VALUES(first_sender_at_ms), first_sender_at_ms),
-  updated_at_ms = VALUES(updated_at_ms))sql"));
-  return *sql;
+  updated_at_ms = VALUES(updated_at_ms))sql");
 }
 
 std::string LedgerRowsJson(absl::Span<const LedgerWrite> rows) {
@@ -375,9 +434,10 @@ std::string LedgerRowsJson(absl::Span<const LedgerWrite> rows) {
   return json.Finish();
 }
 
-JsonRows SenderRows(const WallDeltas& deltas) {
-  JsonRows json(kSenderDeltaColumns);
+JsonRows SenderRows(const WallDeltas& deltas, Scope scope) {
+  JsonRows json(SenderColumns(scope));
   for (const auto& [key, delta] : deltas) {
+    if (!InScope(key, scope)) continue;
     for (const auto& [sender, sent] : delta.senders) {
       json.Row()
           .Int(kUser, key.user_id)
@@ -387,6 +447,7 @@ JsonRows SenderRows(const WallDeltas& deltas) {
           .Int(kSentCoins, sent.sent_coins)
           .Int(kFirstSent, sent.first_sent_at_ms)
           .Int(kLastSent, sent.last_sent_at_ms);
+      PeriodOf(key, scope, std::size(kSenderDeltaColumns), json);
     }
   }
   return json;
@@ -444,64 +505,75 @@ absl::StatusOr<int64_t> ProjectionStore::UpdateLedger(absl::string_view app_code
 absl::StatusOr<MergedSenders> ProjectionStore::MergeSenders(absl::string_view app_code,
                                                             const WallDeltas& deltas) {
   MergedSenders merged;
-  JsonRows rows = SenderRows(deltas);
-  if (rows.empty()) return merged;
-  const std::string& json = rows.Finish();
-  auto collect = [&](const SqlRow& row) {
-    namespace col = sender_row;
-    merged[WallKey{row.Int(col::kUserId), row.Str(col::kGiftId)}][row.Int(col::kSenderId)] =
-        domain::SenderRow{row.Int(col::kSentCount), row.Int(col::kSentCoins),
-                          row.Int(col::kFirstSent), row.Int(col::kLastSent)};
-  };
-  if (returning_) {
-    if (absl::Status s = conn_.Query(MergeSendersReturningSql(), {app_code, json}, collect);
-        !s.ok()) {
-      return s;
+  for (Scope scope : kScopes) {
+    JsonRows rows = SenderRows(deltas, scope);
+    if (rows.empty()) continue;
+    const std::string& json = rows.Finish();
+    auto collect = [&](const SqlRow& row) {
+      namespace col = sender_row;
+      WallKey key{row.Int(col::kUserId), row.Str(col::kGiftId)};
+      if (scope == Scope::kPeriods) {
+        const int kind = static_cast<int>(std::size(col::kColumns));
+        key.period = absl::StrCat(row.Str(kind), ":", row.Str(kind + 1));
+      }
+      merged[std::move(key)][row.Int(col::kSenderId)] =
+          domain::SenderRow{row.Int(col::kSentCount), row.Int(col::kSentCoins),
+                            row.Int(col::kFirstSent), row.Int(col::kLastSent)};
+    };
+    if (returning_) {
+      RETURN_IF_ERROR(
+          conn_.Query(PerScope<MergeSendersReturningSql>(scope), {app_code, json}, collect));
+      continue;
     }
-    return merged;
+    RETURN_IF_ERROR(conn_.Execute(PerScope<MergeSendersSql>(scope), {app_code, json}).status());
+    RETURN_IF_ERROR(conn_.Query(PerScope<ReadSendersSql>(scope), {json, app_code}, collect));
   }
-  if (absl::Status s = conn_.Execute(MergeSendersSql(), {app_code, json}).status(); !s.ok())
-    return s;
-  if (absl::Status s = conn_.Query(ReadSendersSql(), {json, app_code}, collect); !s.ok()) return s;
   return merged;
 }
 
 absl::StatusOr<int64_t> ProjectionStore::MergeWalls(
     absl::string_view app_code, const WallDeltas& deltas,
     const std::map<WallKey, domain::SenderMerge>& senders) {
-  if (deltas.empty()) return 0;
-  JsonRows json(kWallDeltaColumns);
-  for (const auto& [key, d] : deltas) {
-    auto it = senders.find(key);
-    const domain::SenderMerge merge = it == senders.end() ? domain::SenderMerge{} : it->second;
-    json.Row()
-        .Int(kDeltaUser, key.user_id)
-        .Bytes(kDeltaGift, key.gift_id)
-        .Int(kDeltaCount, d.gift_count)
-        .Int(kDeltaCoins, d.total_coins)
-        .Int(kDeltaFirst, d.first_received_at_ms)
-        .Int(kDeltaLast, d.last_received_at_ms)
-        .Text(kName, d.gift_name)
-        .Int(kNameAt, d.gift_name_at_ms)
-        .Bytes(kNameEvent, d.gift_name_event_id)
-        .Text(kIcon, d.gift_icon)
-        .Int(kIconAt, d.gift_icon_at_ms)
-        .Bytes(kIconEvent, d.gift_icon_event_id)
-        .Int(kNewSenders, merge.new_senders)
-        .Int(kTopUser, merge.best_user_id)
-        .Int(kTopCount, merge.best.sent_count)
-        .Int(kTopCoins, merge.best.sent_coins)
-        .Int(kTopFirst, merge.best.first_sent_at_ms)
-        .Int(kTopLast, merge.best.last_sent_at_ms)
-        .Int(kFirstSender, d.first_sender_user_id)
-        .Int(kFirstSenderAt, d.first_sender_at_ms)
-        .Bytes(kFirstSenderEvent, d.first_sender_event_id);
+  int64_t new_all_time_rows = 0;
+  for (Scope scope : kScopes) {
+    JsonRows json(WallDeltaColumns(scope));
+    for (const auto& [key, d] : deltas) {
+      if (!InScope(key, scope)) continue;
+      auto it = senders.find(key);
+      const domain::SenderMerge merge = it == senders.end() ? domain::SenderMerge{} : it->second;
+      json.Row()
+          .Int(kDeltaUser, key.user_id)
+          .Bytes(kDeltaGift, key.gift_id)
+          .Int(kDeltaCount, d.gift_count)
+          .Int(kDeltaCoins, d.total_coins)
+          .Int(kDeltaFirst, d.first_received_at_ms)
+          .Int(kDeltaLast, d.last_received_at_ms)
+          .Text(kName, d.gift_name)
+          .Int(kNameAt, d.gift_name_at_ms)
+          .Bytes(kNameEvent, d.gift_name_event_id)
+          .Text(kIcon, d.gift_icon)
+          .Int(kIconAt, d.gift_icon_at_ms)
+          .Bytes(kIconEvent, d.gift_icon_event_id)
+          .Int(kNewSenders, merge.new_senders)
+          .Int(kTopUser, merge.best_user_id)
+          .Int(kTopCount, merge.best.sent_count)
+          .Int(kTopCoins, merge.best.sent_coins)
+          .Int(kTopFirst, merge.best.first_sent_at_ms)
+          .Int(kTopLast, merge.best.last_sent_at_ms)
+          .Int(kFirstSender, d.first_sender_user_id)
+          .Int(kFirstSenderAt, d.first_sender_at_ms)
+          .Bytes(kFirstSenderEvent, d.first_sender_event_id);
+      PeriodOf(key, scope, std::size(kWallDeltaColumns), json);
+    }
+    if (json.empty()) continue;
+    const int64_t rows = static_cast<int64_t>(json.rows());
+    ASSIGN_OR_RETURN(const int64_t affected,
+                     conn_.Execute(PerScope<MergeWallsSql>(scope), {app_code, json.Finish()}));
+    // Every merge changes its row (gift_count grows): an insert counts 1, an update 2, with or
+    // without CLIENT_FOUND_ROWS. The cap (§2.14) counts the all-time wall's new rows only.
+    if (scope == Scope::kAllTime) new_all_time_rows = 2 * rows - affected;
   }
-  ASSIGN_OR_RETURN(const int64_t affected,
-                   conn_.Execute(MergeWallsSql(), {app_code, json.Finish()}));
-  // Every merge changes its row (gift_count grows): an insert counts 1, an update 2, with or
-  // without CLIENT_FOUND_ROWS.
-  return 2 * static_cast<int64_t>(deltas.size()) - affected;
+  return new_all_time_rows;
 }
 
 absl::StatusOr<std::map<int64_t, int64_t>> ProjectionStore::WallsOverCap(

@@ -68,14 +68,16 @@ class ProjectionStore {
 
   // Adds the deltas' senders to their sender rows (inserting new ones), in key order, and returns
   // the rows as the merge left them: exactly what this transaction made of them, as it holds
-  // their locks. On MariaDB one statement (RETURNING), on MySQL the merge and a read.
+  // their locks. On MariaDB one statement (RETURNING), on MySQL the merge and a read; the
+  // all-time rows, then (if the deltas have any) the period rows.
   absl::StatusOr<MergedSenders> MergeSenders(absl::string_view app_code,
                                              const domain::WallDeltas& deltas);
 
   // Merges each delta into its wall row (inserting new ones), in key order, with what its
   // senders' merge did (`senders`, by the same keys; a key without one had no sender). This is
   // domain::MergeWallTotals in SQL. Strict mode makes an overflowing sum an error (1690).
-  // Returns how many of the rows were new (gifts new to their walls).
+  // The all-time rows, then the period rows. Returns how many of the all-time rows were new
+  // (gifts new to their walls).
   absl::StatusOr<int64_t> MergeWalls(absl::string_view app_code, const domain::WallDeltas& deltas,
                                      const std::map<domain::WallKey, domain::SenderMerge>& senders);
 

@@ -29,6 +29,7 @@ namespace giftwall::projection::testing {
 enum class Call {
   kOpen,
   kReadLedger,
+  kReadSettings,
   kBegin,
   kCommit,
   kInsertLedger,
@@ -57,8 +58,8 @@ struct FakeLedgerRow {
 };
 
 struct FakeApp {
-  std::map<std::string, FakeLedgerRow> ledger;  // by event id
-  std::map<domain::WallKey, domain::WallRow> walls;
+  std::map<std::string, FakeLedgerRow> ledger;       // by event id
+  std::map<domain::WallKey, domain::WallRow> walls;  // all-time and period rows
 };
 
 class FakeGroupStore final : public GroupStore {
@@ -77,6 +78,8 @@ class FakeGroupStore final : public GroupStore {
   }
 
   std::map<std::string, FakeApp>& apps() { return apps_; }
+  // Apps' settings (DESIGN §2.15): none, the all-time wall only.
+  std::map<std::string, domain::AppSettings> settings;
   FakeApp& app(const std::string& code = "demo") { return apps_[code]; }
   int64_t now_ms = 1'800'000'000'000;
   bool broken_sessions = false;  // sessions say they are broken once a call failed
@@ -120,6 +123,18 @@ class FakeGroupSession final : public GroupSession {
     for (const std::string& id : event_ids) {
       if (auto it = app.ledger.find(id); it != app.ledger.end()) {
         snapshot.rows.emplace(id, it->second.row);
+      }
+    }
+    return snapshot;
+  }
+  absl::StatusOr<storage::AppSettingsSnapshot> ReadSettings(
+      absl::Span<const std::string> app_codes) override {
+    RETURN_IF_ERROR(Failure(Call::kReadSettings));
+    storage::AppSettingsSnapshot snapshot;
+    snapshot.now_ms = store_.now_ms;
+    for (const std::string& app : app_codes) {
+      if (auto it = store_.settings.find(app); it != store_.settings.end()) {
+        snapshot.apps.insert(*it);
       }
     }
     return snapshot;
@@ -203,7 +218,7 @@ class FakeGroupSession final : public GroupSession {
     int64_t added = 0;
     for (const auto& [key, delta] : deltas) {
       domain::WallRow& stored = app.walls[key];
-      added += stored.empty() ? 1 : 0;
+      added += stored.empty() && key.period.empty() ? 1 : 0;  // the cap counts all-time rows
       auto merge = senders.find(key);
       absl::Status s = domain::MergeWallTotals(
           delta, merge == senders.end() ? domain::SenderMerge{} : merge->second, &stored);
@@ -217,7 +232,7 @@ class FakeGroupSession final : public GroupSession {
     RETURN_IF_ERROR(Failure(Call::kWallsOverCap));
     std::map<int64_t, int64_t> gifts;
     for (const auto& [key, row] : store_.apps()[std::string(app_code)].walls) {
-      if (!row.empty() &&
+      if (!row.empty() && key.period.empty() &&
           std::find(user_ids.begin(), user_ids.end(), key.user_id) != user_ids.end()) {
         ++gifts[key.user_id];
       }

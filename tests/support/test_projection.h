@@ -21,8 +21,9 @@ inline domain::RetryPolicy FastRetry() {
 
 struct TestProjection {
   explicit TestProjection(storage::ConnectionPool& pool, domain::RetryPolicy retry = FastRetry(),
-                          int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
-      : projector(pool, retry, max_wall_gifts),
+                          int64_t max_wall_gifts = domain::kDefaultMaxWallGifts,
+                          domain::PeriodRetention retention = {})
+      : projector(pool, retry, max_wall_gifts, std::move(retention)),
         outbox(pool),
         ledger(pool),
         recovery(projector, outbox, ledger) {}

@@ -1,0 +1,144 @@
+// Period walls written by the projection (DESIGN §2.15), against a real MariaDB: each kept
+// kind's period gets its own wall and sender rows, in the same transaction as the all-time rows,
+// under the same rules; late events land in their own period; retention bounds what is written;
+// an app whose zone cannot be loaded fails its events rather than fold them as UTC.
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/civil_time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/domain/app_settings.h"
+#include "server/storage/app_settings_store.h"
+#include "tests/projection/projection_test_fixture.h"
+
+namespace giftwall::projection {
+namespace {
+
+using domain::ProjectedBy;
+using domain::ProjectionOutcome;
+using ::testing::ElementsAre;
+using testing::GiftPayloadJson;
+
+int64_t Utc(int y, int mo, int d, int h = 0) {
+  return absl::ToUnixMillis(
+      absl::FromCivil(absl::CivilSecond(y, mo, d, h, 0, 0), absl::UTCTimeZone()));
+}
+
+class PeriodProjectionTest : public ProjectionTest {
+ protected:
+  PeriodProjectionTest() {
+    // Periods from the start of 2026 on are retained, whatever the day the test runs.
+    domain::PeriodRetention retention;
+    retention.past = {{domain::PeriodKind::kDay, 1000},
+                      {domain::PeriodKind::kWeek, 1000},
+                      {domain::PeriodKind::kMonth, 1000}};
+    projection_ = std::make_unique<testing::TestProjection>(
+        pool_, testing::FastRetry(), domain::kDefaultMaxWallGifts, retention);
+  }
+
+  void Keep(const std::string& zone, std::vector<std::string> kinds) {
+    storage::SettingsRepository settings(pool_);
+    absl::StatusOr<domain::AppSettings> stored = settings.Update(
+        "demo", [&](const std::optional<domain::AppSettings>& current, int64_t now_ms) {
+          absl::StatusOr<domain::SettingsChange> change = domain::DecideSettingsChange(
+              current, domain::SettingsRequest{zone, kinds, "test"}, now_ms);
+          if (!change.ok()) return absl::StatusOr<domain::AppSettings>(change.status());
+          return absl::StatusOr<domain::AppSettings>(change->settings);
+        });
+    ASSERT_TRUE(stored.ok()) << stored.status();
+  }
+
+  // "kind:key user gift count coins senders top(count)" for each period row of the app.
+  std::vector<std::string> PeriodRows() {
+    db_.Exec("SET SESSION group_concat_max_len = 1048576");
+    const std::string all = db_.QueryString(
+        "SELECT GROUP_CONCAT(CONCAT(period_kind, ':', period_key, ' ', user_id, ' ', gift_id, ' ', "
+        "gift_count, ' ', total_coins, ' ', sender_count, ' ', top_sender_user_id, '(', "
+        "top_sender_count, ')') ORDER BY user_id, period_kind, period_key, gift_id SEPARATOR ';') "
+        "FROM user_gift_wall_period");
+    return all.empty() ? std::vector<std::string>{} : absl::StrSplit(all, ';');
+  }
+};
+
+TEST_F(PeriodProjectionTest, Rule15_EventsOnBothSidesOfAShanghaiMonthBoundaryLandInTheirMonths) {
+  Keep("Asia/Shanghai", {"month"});
+  EXPECT_EQ(Project(Event("E1", GiftPayloadJson(7, "rose", 1, 9, 10), Utc(2026, 11, 30, 16) - 1)),
+            ProjectionOutcome::kProjected);
+  EXPECT_EQ(Project(Event("E2", GiftPayloadJson(7, "rose", 2, 9, 20), Utc(2026, 11, 30, 16))),
+            ProjectionOutcome::kProjected);
+  EXPECT_THAT(PeriodRows(),
+              ElementsAre("month:2026-11 7 rose 1 10 1 9(1)", "month:2026-12 7 rose 2 20 1 9(2)"));
+  EXPECT_EQ(GiftCount(7, "rose"), 3) << "the all-time wall holds both";
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_period_sender"), 2);
+}
+
+TEST_F(PeriodProjectionTest, Rule15_APeriodsTopSenderDiffersFromTheAllTimeOne) {
+  Keep("UTC", {"week", "month"});
+  // November: sender 1 sends 5. December: sender 2 sends 3, sender 1 sends 1.
+  const std::vector<domain::GiftEvent> batch = {
+      Event("N1", GiftPayloadJson(7, "rose", 5, 1, 50), Utc(2026, 11, 10)),
+      Event("D1", GiftPayloadJson(7, "rose", 3, 2, 30), Utc(2026, 12, 2)),
+      Event("D2", GiftPayloadJson(7, "rose", 1, 1, 10), Utc(2026, 12, 3))};
+  absl::StatusOr<std::vector<domain::ProjectionResult>> results =
+      projection_->projector.ProjectBatch(batch, ProjectedBy::kRelay);
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_EQ(db_.QueryInt("SELECT top_sender_user_id FROM user_gift_wall"), 1);
+  EXPECT_THAT(PeriodRows(),
+              ElementsAre("month:2026-11 7 rose 5 50 1 1(5)", "month:2026-12 7 rose 4 40 2 2(3)",
+                          "week:2026-W46 7 rose 5 50 1 1(5)", "week:2026-W49 7 rose 4 40 2 2(3)"));
+}
+
+TEST_F(PeriodProjectionTest, Rule15_ALateEventForLastMonthLandsInLastMonth) {
+  Keep("UTC", {"month"});
+  ASSERT_EQ(Project(Event("D1", GiftPayloadJson(7, "rose", 1), Utc(2026, 12, 2))),
+            ProjectionOutcome::kProjected);
+  ASSERT_EQ(Project(Event("N1", GiftPayloadJson(7, "rose", 4), Utc(2026, 11, 29))),
+            ProjectionOutcome::kProjected);
+  EXPECT_THAT(PeriodRows(),
+              ElementsAre("month:2026-11 7 rose 4 0 0 0(0)", "month:2026-12 7 rose 1 0 0 0(0)"));
+}
+
+TEST_F(PeriodProjectionTest, Rule15_AnAppWithoutSettingsWritesNoPeriodRow) {
+  EXPECT_EQ(Project(Event("E1", GiftPayloadJson(7, "rose", 1))), ProjectionOutcome::kProjected);
+  EXPECT_TRUE(PeriodRows().empty());
+}
+
+TEST_F(PeriodProjectionTest, Rule15_AnEventPastRetentionCountsAllTimeOnly) {
+  Keep("UTC", {"month"});
+  domain::PeriodRetention retention;
+  retention.past[domain::PeriodKind::kMonth] = 1;
+  Reset(testing::FastRetry());
+  projection_ = std::make_unique<testing::TestProjection>(pool_, testing::FastRetry(),
+                                                          domain::kDefaultMaxWallGifts, retention);
+  const int64_t now = DbNowMs();
+  ASSERT_EQ(Project(Event("OLD", GiftPayloadJson(7, "rose", 1), now - 100LL * 86'400'000)),
+            ProjectionOutcome::kProjected);
+  ASSERT_EQ(Project(Event("NOW", GiftPayloadJson(7, "rose", 2), now)),
+            ProjectionOutcome::kProjected);
+  EXPECT_EQ(GiftCount(7, "rose"), 3);
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_period"), 1);
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall_period"), 2);
+}
+
+// The zone database lost the app's zone: its events fail (retried later), never dead and never
+// folded as UTC.
+TEST_F(PeriodProjectionTest, Rule15_AZoneTheServerCannotLoadFailsTheEventsNeverFoldsThemAsUtc) {
+  db_.Exec(
+      "INSERT INTO giftwall_app_settings (app_code, period_kinds, changed_at_ms, "
+      "created_at_ms, updated_at_ms) VALUES ('demo', 'month', 1, 1, 1)");
+  db_.Exec("INSERT INTO giftwall_app_time_zones VALUES ('demo', 0, 'Mars/Olympus_Mons')");
+  absl::StatusOr<domain::ProjectionResult> result = projection_->projector.Project(
+      Event("E1", GiftPayloadJson(7, "rose", 1)), ProjectedBy::kRelay);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable) << result.status();
+  EXPECT_THAT(std::string(result.status().message()), ::testing::HasSubstr("Mars/Olympus_Mons"));
+  EXPECT_EQ(Ledger("E1", "status"), "failed");
+  EXPECT_EQ(Ledger("E1", "retry_count"), "1");
+  EXPECT_EQ(WallRows(), 0);
+  EXPECT_TRUE(PeriodRows().empty());
+}
+
+}  // namespace
+}  // namespace giftwall::projection
