@@ -32,6 +32,12 @@ ABSL_FLAG(int, limit, 0,
 ABSL_FLAG(bool, until_done, false,
           "admin catch-up: repeat passes until one finds nothing, showing progress");
 ABSL_FLAG(bool, repair, false, "admin verify: rebuild the walls of users found drifted");
+ABSL_FLAG(std::string, time_zone, "",
+          "admin settings: set the app's IANA time zone (e.g. Asia/Shanghai), with "
+          "--period_kinds; unset: show the settings");
+ABSL_FLAG(std::vector<std::string>, period_kinds, {},
+          "admin settings: the period walls the app keeps besides the all-time one, any of "
+          "day,week,month (none: the all-time wall only)");
 
 namespace giftwall::client {
 
@@ -45,7 +51,9 @@ const char kAdminUsage[] =
     "                                         re-project dead events (fix their outbox first)\n"
     "  catch-up [--limit=N] [--until_done]    project what the relay did not deliver\n"
     "  verify [--user_id=U] [--repair]        compare walls with their events; exit 4 on drift\n"
-    "  rebuild                                rebuild every wall of the app from its events";
+    "  rebuild                                rebuild every wall of the app from its events\n"
+    "  settings [--time_zone=Z --period_kinds=day,week,month]\n"
+    "                                         show, or replace, the app's zone and period walls";
 
 namespace {
 
@@ -417,12 +425,91 @@ int Rebuild(Stub& stub) {
   return 0;
 }
 
+// --- settings -----------------------------------------------------------------------------------
+
+void PrintSettings(const v1::AppSettings& settings) {
+  std::vector<std::vector<std::string>> rows = {
+      {"time zone:", settings.time_zone()},
+      {"period walls:", settings.period_kinds().empty()
+                            ? "none (the all-time wall only)"
+                            : absl::StrJoin(settings.period_kinds(), ",")},
+      {"changed:",
+       absl::StrCat(FormatTimeMs(settings.changed_at_ms()), " by ", Cell(settings.changed_by()))},
+  };
+  for (const v1::AppTimeZone& zone : settings.time_zones()) {
+    if (zone.since_ms() == 0) continue;  // the first zone: all of history
+    std::vector<std::string> effect;
+    for (const std::string& kind : settings.period_kinds()) {
+      auto at = zone.takes_effect_at_ms().find(kind);
+      if (at != zone.takes_effect_at_ms().end()) {
+        effect.push_back(absl::StrCat(kind, " from ", FormatTimeMs(at->second)));
+      }
+    }
+    rows.push_back(
+        {"zone change:", absl::StrCat(zone.time_zone(), " set ", FormatTimeMs(zone.since_ms()),
+                                      "; ", absl::StrJoin(effect, ", "))});
+  }
+  std::vector<std::string> kept;
+  for (const std::string& kind : settings.period_kinds()) {
+    auto past = settings.retention().find(kind);
+    if (past != settings.retention().end()) kept.push_back(absl::StrCat(kind, "=", past->second));
+  }
+  if (!kept.empty()) rows.push_back({"past periods kept:", absl::StrJoin(kept, ",")});
+  std::cout << FormatTable(rows);
+}
+
+int Settings(Stub& stub) {
+  const std::string app_code = absl::GetFlag(FLAGS_app_code);
+  const bool json = absl::GetFlag(FLAGS_json);
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  if (absl::GetFlag(FLAGS_time_zone).empty()) {
+    if (!absl::GetFlag(FLAGS_period_kinds).empty()) {
+      return Fail("--period_kinds needs --time_zone: the settings are replaced as a whole");
+    }
+    v1::GetAppSettingsRequest request;
+    request.set_app_code(app_code);
+    v1::GetAppSettingsResponse response;
+    grpc::Status status = stub.GetAppSettings(&context, request, &response);
+    if (!status.ok()) return AdminRpcFailed(status);
+    if (json) {
+      std::cout << ToJson(response);
+    } else if (!response.configured()) {
+      std::cout << "app " << app_code << " keeps the all-time wall only (no settings)\n";
+    } else {
+      PrintSettings(response.settings());
+    }
+    return 0;
+  }
+  v1::SetAppSettingsRequest request;
+  request.set_app_code(app_code);
+  request.set_time_zone(absl::GetFlag(FLAGS_time_zone));
+  for (const std::string& kind : absl::GetFlag(FLAGS_period_kinds)) {
+    request.add_period_kinds(kind);
+  }
+  v1::SetAppSettingsResponse response;
+  grpc::Status status = stub.SetAppSettings(&context, request, &response);
+  if (!status.ok()) return AdminRpcFailed(status);
+  if (json) {
+    std::cout << ToJson(response);
+    return 0;
+  }
+  std::cout << (response.changed() ? "changed: " : "unchanged: ") << response.note() << "\n";
+  PrintSettings(response.settings());
+  if (response.rebuild_needed()) {
+    std::cout << "periods hold only events folded from now on: run `giftwall admin rebuild "
+                 "--app_code="
+              << app_code << "` to fold in the earlier ones\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int RunAdmin(absl::string_view subcommand) {
   static constexpr std::pair<absl::string_view, int (*)(Stub&)> kSubcommands[] = {
       {"status", ShowStatus}, {"event", ShowEvent}, {"dead", ListDead},   {"requeue", Requeue},
-      {"catch-up", CatchUp},  {"verify", Verify},   {"rebuild", Rebuild},
+      {"catch-up", CatchUp},  {"verify", Verify},   {"rebuild", Rebuild}, {"settings", Settings},
   };
   for (const auto& [name, run] : kSubcommands) {
     if (name != subcommand) continue;

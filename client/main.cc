@@ -45,7 +45,7 @@ constexpr char kUsage[] =
     "  giftwall wall --app_code=A --user_id=U [--sort=coins] [--all]\n"
     "  giftwall senders --app_code=A --user_id=U --gift_id=G [--all]\n"
     "  giftwall health [--service=readiness]\n"
-    "  giftwall admin status|event|dead|requeue|catch-up|verify|rebuild --app_code=A\n"
+    "  giftwall admin status|event|dead|requeue|catch-up|verify|rebuild|settings --app_code=A\n"
     "      operate the projection (server run with --enable_admin); `giftwall admin` for more\n"
     "Common: --server=host:port (or GIFTWALL_SERVER), --json, --timeout=10s.";
 

@@ -12,6 +12,7 @@
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 #include "server/metrics/metrics.h"
+#include "server/projection/app_settings.h"
 #include "server/projection/group_projector.h"
 #include "server/projection/outbox_payloads.h"
 #include "server/projection/projection_engine.h"
@@ -19,6 +20,7 @@
 #include "server/projection/wall_audit.h"
 #include "server/reads/wall_reader.h"
 #include "server/server_config.h"
+#include "server/storage/app_settings_store.h"
 #include "server/storage/connection_pool.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
@@ -87,6 +89,8 @@ class Server {
   storage::LedgerRepository serving_ledger_;
   projection::OutboxPayloads outbox_payloads_;
   transport::GiftWallService gift_wall_;
+  storage::SettingsRepository settings_;
+  projection::AppSettingsEditor settings_editor_;
   transport::WorkerPool admin_workers_;
   transport::AdminService admin_;
   storage::ScanLocks scan_locks_;

@@ -57,6 +57,9 @@ ABSL_FLAG(int64_t, grpc_memory_limit_mb, 0,
           "arrive), in MiB; 0: room for a legal batch per projection lane, plus one");
 ABSL_FLAG(int64_t, max_wall_gifts, giftwall::domain::kDefaultMaxWallGifts,
           "distinct gifts one wall holds at most; an event of a gift new to a full wall goes dead");
+ABSL_FLAG(std::string, period_retention, "month=12,week=26,day=31",
+          "past periods of each kind whose walls are kept, besides the current one (DESIGN "
+          "§2.15): older periods are neither written nor kept");
 ABSL_FLAG(bool, group_commit, true,
           "gather concurrent ProjectMessage/ProjectMessages calls into one transaction; false: "
           "one transaction per call");
@@ -277,6 +280,10 @@ absl::Status ReadProcessing(ServerConfig& config) {
   if (config.worker_id.size() > 128) return Invalid("worker_id", "at most 128 bytes");
   config.retry.max_retries = absl::GetFlag(FLAGS_max_retries);
   config.max_wall_gifts = absl::GetFlag(FLAGS_max_wall_gifts);
+  absl::StatusOr<domain::PeriodRetention> retention =
+      domain::ParsePeriodRetention(absl::GetFlag(FLAGS_period_retention));
+  if (!retention.ok()) return Invalid("period_retention", retention.status().message());
+  config.period_retention = *std::move(retention);
   config.worker_threads = absl::GetFlag(FLAGS_workers);
   config.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
   config.engine.group_commit = absl::GetFlag(FLAGS_group_commit);
@@ -487,6 +494,7 @@ std::vector<std::pair<absl::string_view, std::string>> Settings(const ServerConf
       {"queue_capacity", absl::StrCat(c.queue_capacity)},
       {"max_retries", absl::StrCat(c.retry.max_retries)},
       {"max_wall_gifts", absl::StrCat(c.max_wall_gifts)},
+      {"period_retention", domain::PeriodRetentionText(c.period_retention)},
       {"max_concurrent_rebuilds", absl::StrCat(c.max_concurrent_rebuilds)},
       {"grpc_memory_limit_mb", absl::StrCat(c.grpc_memory_bytes >> 20)},
       {"group_commit", OnOff(c.engine.group_commit)},

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/domain/app_settings.h"
 #include "server/domain/backoff.h"
 #include "server/domain/wall_cap.h"
 #include "server/projection/projection_engine.h"
@@ -53,6 +54,7 @@ struct ServerConfig {
   std::string worker_id;
   domain::RetryPolicy retry;
   int64_t max_wall_gifts = domain::kDefaultMaxWallGifts;  // DESIGN §2.14
+  domain::PeriodRetention period_retention;               // DESIGN §2.15
   int max_concurrent_rebuilds = worker::kDefaultMaxConcurrentRebuilds;
   int64_t grpc_memory_bytes = 0;  // grpc::ResourceQuota of the server
   // Group commit of projections.

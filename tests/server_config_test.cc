@@ -87,6 +87,8 @@ TEST_F(ServerConfigTest, EveryBadValueIsRefusedNamingItsFlag) {
       {"queue_capacity", "0", "must be > 0"},
       {"max_retries", "0", "must be > 0"},
       {"max_wall_gifts", "0", "must be > 0"},
+      {"period_retention", "year=3", "year"},
+      {"period_retention", "month=-1", "month"},
       {"max_concurrent_rebuilds", "0", "must be > 0"},
       {"group_max_events", "0", "must be > 0"},
       {"projection_lanes", "0", "must be > 0"},

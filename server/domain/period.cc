@@ -236,4 +236,8 @@ Period AppCalendar::After(const Period& period) const {
 
 int64_t AppCalendar::LastSwitchMs(PeriodKind kind) const { return SegmentsOf(kind).back().from_ms; }
 
+int64_t AppCalendar::SwitchMs(PeriodKind kind, size_t zone) const {
+  return SegmentsOf(kind).at(zone).from_ms;
+}
+
 }  // namespace giftwall::domain

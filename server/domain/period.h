@@ -79,6 +79,9 @@ class AppCalendar {
 
   // When the last zone change takes (or took) effect for `kind`; INT64_MIN without a change.
   int64_t LastSwitchMs(PeriodKind kind) const;
+  // When the `zone`-th zone (0: the first) takes or took effect for `kind`; INT64_MIN for the
+  // first.
+  int64_t SwitchMs(PeriodKind kind, size_t zone) const;
   const std::string& current_zone() const { return segments_[0].back().zone_name; }
 
  private:

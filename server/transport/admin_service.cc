@@ -170,6 +170,33 @@ class RebuildStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWallP
   std::thread thread_;
 };
 
+// An app's settings as the API gives them, with when each zone takes effect and this server's
+// retention.
+void FillSettings(const domain::AppSettings& settings, const domain::PeriodRetention& retention,
+                  v1::AppSettings* out) {
+  out->set_time_zone(settings.zone());
+  for (domain::PeriodKind kind : settings.kinds) {
+    out->add_period_kinds(std::string(domain::PeriodKindName(kind)));
+  }
+  out->set_changed_at_ms(settings.changed_at_ms);
+  out->set_changed_by(settings.changed_by);
+  // A zone whose data is missing here still shows, without when it takes effect.
+  absl::StatusOr<domain::AppCalendar> calendar = domain::AppCalendar::Make(settings.zones);
+  for (size_t i = 0; i < settings.zones.size(); ++i) {
+    v1::AppTimeZone* zone = out->add_time_zones();
+    zone->set_time_zone(settings.zones[i].zone);
+    zone->set_since_ms(i == 0 ? 0 : settings.zones[i].since_ms);
+    if (i == 0 || !calendar.ok()) continue;
+    for (domain::PeriodKind kind : domain::kPeriodKinds) {
+      (*zone->mutable_takes_effect_at_ms())[std::string(domain::PeriodKindName(kind))] =
+          calendar->SwitchMs(kind, i);
+    }
+  }
+  for (const auto& [kind, past] : retention.past) {
+    (*out->mutable_retention())[std::string(domain::PeriodKindName(kind))] = past;
+  }
+}
+
 // A stream refused before it started.
 class RejectedStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWallProgress> {
  public:
@@ -201,11 +228,20 @@ grpc::ServerUnaryReactor* AdminService::Audited(grpc::CallbackServerContext* con
                                                 absl::string_view method,
                                                 const std::string& app_code,
                                                 const Prepare& prepare) const {
+  return Audited(
+      context, method, app_code,
+      PrepareAs([&prepare](const std::string& app, const std::string&) { return prepare(app); }));
+}
+
+grpc::ServerUnaryReactor* AdminService::Audited(grpc::CallbackServerContext* context,
+                                                absl::string_view method,
+                                                const std::string& app_code,
+                                                const PrepareAs& prepare) const {
   AuditEntry audit;
   if (grpc::Status s = Admit(*context, method, app_code, &audit); !s.ok()) {
     return FinishNow(context, s);
   }
-  absl::StatusOr<AdminWork> work = prepare(audit.app_code);
+  absl::StatusOr<AdminWork> work = prepare(audit.app_code, audit.admission.caller());
   if (!work.ok()) return Refuse(context, audit, InvalidArgument("", work.status()));
   return Offload(context, workers_, audit.Wrap(*std::move(work)));
 }
@@ -439,6 +475,49 @@ grpc::ServerWriteReactor<v1::RebuildGiftWallProgress>* AdminService::RebuildGift
     return new RejectedStream(std::move(s));
   }
   return new RebuildStream(rebuilds_, std::move(audit));
+}
+
+grpc::ServerUnaryReactor* AdminService::SetAppSettings(grpc::CallbackServerContext* context,
+                                                       const v1::SetAppSettingsRequest* request,
+                                                       v1::SetAppSettingsResponse* response) {
+  return Audited(
+      context, "SetAppSettings", request->app_code(),
+      PrepareAs([this, request, response](const std::string& app_code,
+                                          const std::string& caller) -> absl::StatusOr<AdminWork> {
+        domain::SettingsRequest change{
+            request->time_zone(),
+            {request->period_kinds().begin(), request->period_kinds().end()},
+            caller.empty() ? "(anyone: no access policy)" : caller};
+        // The zone and the kinds are checked here, so that a bad one is refused at once.
+        RETURN_IF_ERROR(domain::DecideSettingsChange(std::nullopt, change, 0).status());
+        return [this, app_code, change = std::move(change), response] {
+          absl::StatusOr<domain::SettingsChange> decided = settings_.Set(app_code, change);
+          if (!decided.ok()) return ToGrpcStatus(decided.status());
+          FillSettings(decided->settings, retention_, response->mutable_settings());
+          response->set_changed(decided->changed);
+          response->set_rebuild_needed(decided->rebuild_needed);
+          response->set_note(decided->note);
+          return grpc::Status::OK;
+        };
+      }));
+}
+
+grpc::ServerUnaryReactor* AdminService::GetAppSettings(grpc::CallbackServerContext* context,
+                                                       const v1::GetAppSettingsRequest* request,
+                                                       v1::GetAppSettingsResponse* response) {
+  return Audited(context, "GetAppSettings", request->app_code(),
+                 [this, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
+                   return [this, app_code, response] {
+                     absl::StatusOr<std::optional<domain::AppSettings>> settings =
+                         settings_.Get(app_code);
+                     if (!settings.ok()) return ToGrpcStatus(settings.status());
+                     response->set_configured(settings->has_value());
+                     if (settings->has_value()) {
+                       FillSettings(**settings, retention_, response->mutable_settings());
+                     }
+                     return grpc::Status::OK;
+                   };
+                 });
 }
 
 }  // namespace giftwall::transport

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "giftwall/v1/admin.grpc.pb.h"
+#include "server/projection/app_settings.h"
 #include "server/projection/recovery.h"
 #include "server/projection/wall_audit.h"
 #include "server/storage/ledger_repository.h"
@@ -29,12 +30,15 @@ struct AuditEntry;
 class AdminService final : public giftwall::v1::ProjectionAdminService::CallbackService {
  public:
   AdminService(storage::LedgerRepository& ledger, projection::Recovery& recovery,
-               projection::WallAudit& audit, worker::RebuildRunner& rebuilds, WorkerPool& workers,
-               const AccessControl& access)
+               projection::WallAudit& audit, worker::RebuildRunner& rebuilds,
+               projection::AppSettingsEditor& settings, domain::PeriodRetention retention,
+               WorkerPool& workers, const AccessControl& access)
       : ledger_(ledger),
         recovery_(recovery),
         audit_(audit),
         rebuilds_(rebuilds),
+        settings_(settings),
+        retention_(std::move(retention)),
         workers_(workers),
         access_(access) {}
 
@@ -58,17 +62,28 @@ class AdminService final : public giftwall::v1::ProjectionAdminService::Callback
                                            v1::VerifyGiftWallResponse* response) override;
   grpc::ServerWriteReactor<v1::RebuildGiftWallProgress>* RebuildGiftWall(
       grpc::CallbackServerContext* context, const v1::RebuildGiftWallRequest* request) override;
+  grpc::ServerUnaryReactor* SetAppSettings(grpc::CallbackServerContext* context,
+                                           const v1::SetAppSettingsRequest* request,
+                                           v1::SetAppSettingsResponse* response) override;
+  grpc::ServerUnaryReactor* GetAppSettings(grpc::CallbackServerContext* context,
+                                           const v1::GetAppSettingsRequest* request,
+                                           v1::GetAppSettingsResponse* response) override;
 
  private:
   using AdminWork = std::function<grpc::Status()>;
   // From the call's normalized app code: its work, or what is wrong with the request.
   using Prepare = std::function<absl::StatusOr<AdminWork>(const std::string& app_code)>;
+  // The same, also given the caller's name ("" without an access policy).
+  using PrepareAs = std::function<absl::StatusOr<AdminWork>(const std::string& app_code,
+                                                            const std::string& caller)>;
 
   // The one way a unary admin call is served, so that every call is audit-logged however it
   // ends: admitted (Admit), its arguments checked by `prepare` (what is wrong with them answers
   // INVALID_ARGUMENT), then its work run on an admin thread.
   grpc::ServerUnaryReactor* Audited(grpc::CallbackServerContext* context, absl::string_view method,
                                     const std::string& app_code, const Prepare& prepare) const;
+  grpc::ServerUnaryReactor* Audited(grpc::CallbackServerContext* context, absl::string_view method,
+                                    const std::string& app_code, const PrepareAs& prepare) const;
 
   // The caller may take the admin role on the request's app: OK with `audit` filled in (the
   // normalized app code), or the status to answer, audit-logged.
@@ -79,6 +94,8 @@ class AdminService final : public giftwall::v1::ProjectionAdminService::Callback
   projection::Recovery& recovery_;
   projection::WallAudit& audit_;
   worker::RebuildRunner& rebuilds_;
+  projection::AppSettingsEditor& settings_;
+  const domain::PeriodRetention retention_;
   WorkerPool& workers_;
   const AccessControl& access_;
 };

@@ -664,6 +664,102 @@ TEST_F(ServerE2eTest, AdminCommandsVerifyRebuildAndRequeue) {
   EXPECT_EQ(admin.Terminate(), 0);
 }
 
+// An app's zone and period kinds (DESIGN §2.15): set through the API and the CLI, refused naming
+// what is wrong, audited, and a second zone change before the first took effect refused.
+TEST_F(ServerE2eTest, AppSettingsAreSetShownAndRefusedNamingWhatIsWrong) {
+  ServerProcess admin(db_->url(), {"--enable_admin", "--catchup_interval=0",
+                                   "--period_retention=month=3,week=2,day=5"});
+  ASSERT_TRUE(admin.WaitReady()) << admin.log();
+  auto stub = v1::ProjectionAdminService::NewStub(admin.Channel());
+  auto set = [&](const std::string& zone, std::vector<std::string> kinds,
+                 v1::SetAppSettingsResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    v1::SetAppSettingsRequest request;
+    request.set_app_code("tz");
+    request.set_time_zone(zone);
+    for (const std::string& kind : kinds) request.add_period_kinds(kind);
+    return stub->SetAppSettings(&context, request, response);
+  };
+  auto get = [&](v1::GetAppSettingsResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    v1::GetAppSettingsRequest request;
+    request.set_app_code("tz");
+    return stub->GetAppSettings(&context, request, response);
+  };
+  v1::GetAppSettingsResponse got;
+  ASSERT_TRUE(get(&got).ok());
+  EXPECT_FALSE(got.configured());
+
+  v1::SetAppSettingsResponse response;
+  grpc::Status status = set("Mars/Olympus", {"month"}, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("Mars/Olympus"));
+  status = set("Asia/Shanghai", {"month", "fortnight"}, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("fortnight"));
+  EXPECT_THAT(admin.log(), HasSubstr("method=SetAppSettings app_code=tz result=INVALID_ARGUMENT"));
+
+  status = set("Asia/Shanghai", {"week", "month"}, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(response.changed());
+  EXPECT_TRUE(response.rebuild_needed());
+  EXPECT_EQ(response.settings().time_zone(), "Asia/Shanghai");
+  EXPECT_THAT(response.settings().period_kinds(), ::testing::ElementsAre("week", "month"));
+  EXPECT_EQ(response.settings().changed_by(), "(anyone: no access policy)");
+  EXPECT_EQ(response.settings().retention().at("month"), 3);
+  EXPECT_EQ(response.settings().retention().at("week"), 2);
+  // The same again changes nothing.
+  ASSERT_TRUE(set("Asia/Shanghai", {"month", "week"}, &response).ok());
+  EXPECT_FALSE(response.changed());
+  EXPECT_FALSE(response.rebuild_needed());
+
+  // A zone change takes effect at the end of each kind's current period; a second one before
+  // then is refused.
+  ASSERT_TRUE(set("Europe/London", {"week", "month"}, &response).ok());
+  EXPECT_TRUE(response.changed());
+  ASSERT_EQ(response.settings().time_zones_size(), 2);
+  const v1::AppTimeZone& london = response.settings().time_zones(1);
+  EXPECT_EQ(london.time_zone(), "Europe/London");
+  EXPECT_GT(london.since_ms(), 0);
+  EXPECT_GT(london.takes_effect_at_ms().at("week"), london.since_ms());
+  EXPECT_GT(london.takes_effect_at_ms().at("month"), london.since_ms());
+  status = set("America/New_York", {"week", "month"}, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("Europe/London"));
+
+  ASSERT_TRUE(get(&got).ok());
+  EXPECT_TRUE(got.configured());
+  EXPECT_EQ(got.settings().time_zone(), "Europe/London");
+
+  // The CLI shows them, and sets them.
+  auto client = [&](std::vector<std::string> args, int* code) {
+    std::vector<std::string> argv = {GIFTWALL_CLIENT_BIN,
+                                     absl::StrCat("--server=", admin.address()), "--app_code=tz",
+                                     "admin", "settings"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string output;
+    *code = RunCommand(argv, &output);
+    return output;
+  };
+  int code = -1;
+  std::string shown = client({}, &code);
+  EXPECT_EQ(code, 0) << shown;
+  EXPECT_THAT(shown, HasSubstr("Europe/London"));
+  EXPECT_THAT(shown, HasSubstr("week,month"));
+  EXPECT_THAT(shown, HasSubstr("month=3"));
+  shown = client({"--time_zone=Europe/London", "--period_kinds=day,week,month"}, &code);
+  EXPECT_EQ(code, 0) << shown;
+  EXPECT_THAT(shown, HasSubstr("changed"));
+  EXPECT_THAT(shown, HasSubstr("admin rebuild"));
+  shown = client({"--period_kinds=day"}, &code);
+  EXPECT_NE(code, 0);
+  EXPECT_THAT(shown, HasSubstr("--time_zone"));
+  EXPECT_THAT(admin.log(), HasSubstr("settings: app tz keeps day,week,month in Europe/London"));
+  EXPECT_EQ(admin.Terminate(), 0);
+}
+
 // Every admin call goes through one wrapper: a refusal for its arguments is audit-logged like any
 // other answer. And answers that list events or users are bounded, counting the rest.
 TEST_F(ServerE2eTest, AdminRefusalsAreAuditedAndListsAreCapped) {
