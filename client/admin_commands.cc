@@ -497,9 +497,8 @@ int Settings(Stub& stub) {
   std::cout << (response.changed() ? "changed: " : "unchanged: ") << response.note() << "\n";
   PrintSettings(response.settings());
   if (response.rebuild_needed()) {
-    std::cout << "periods hold only events folded from now on: run `giftwall admin rebuild "
-                 "--app_code="
-              << app_code << "` to fold in the earlier ones\n";
+    std::cout << "to fold the earlier events into the periods: giftwall admin rebuild --app_code="
+              << app_code << "\n";
   }
   return 0;
 }

@@ -33,6 +33,9 @@ ABSL_FLAG(std::string, message_file, "",
 ABSL_FLAG(int64_t, occurred_at_ms, 0, "project: the event's time (default: now)");
 ABSL_FLAG(std::string, sort, "count", "wall: count | coins | last_received | first_received");
 ABSL_FLAG(std::string, gift_id, "", "senders: which gift");
+ABSL_FLAG(std::string, period, "",
+          "wall, senders: \"\" all-time; day, week, month: the current one in the app's zone; "
+          "day:2026-12-03, week:2026-W49, month:2026-12: one");
 ABSL_FLAG(std::string, service, "readiness", "health: the health service name to check");
 
 namespace giftwall::client {
@@ -42,8 +45,8 @@ constexpr char kUsage[] =
     "The gift wall service's command-line client.\n"
     "  giftwall project --app_code=A --event_id=E --payload='{...}'   project one message\n"
     "  giftwall project --message_file=m.json                         ... from a JSON file\n"
-    "  giftwall wall --app_code=A --user_id=U [--sort=coins] [--all]\n"
-    "  giftwall senders --app_code=A --user_id=U --gift_id=G [--all]\n"
+    "  giftwall wall --app_code=A --user_id=U [--sort=coins] [--period=month] [--all]\n"
+    "  giftwall senders --app_code=A --user_id=U --gift_id=G [--period=month] [--all]\n"
     "  giftwall health [--service=readiness]\n"
     "  giftwall admin status|event|dead|requeue|catch-up|verify|rebuild|settings --app_code=A\n"
     "      operate the projection (server run with --enable_admin); `giftwall admin` for more\n"
@@ -104,6 +107,7 @@ int Wall() {
   request.set_user_id(absl::GetFlag(FLAGS_user_id));
   request.set_page_size(absl::GetFlag(FLAGS_page_size));
   request.set_page_token(absl::GetFlag(FLAGS_page_token));
+  request.set_period(absl::GetFlag(FLAGS_period));
   const std::string sort = absl::GetFlag(FLAGS_sort);
   const std::map<std::string, v1::GiftWallSort> sorts = {
       {"count", v1::GIFT_WALL_SORT_COUNT_DESC},
@@ -123,6 +127,7 @@ int Wall() {
       [](const v1::GetGiftWallResponse& page, v1::GetGiftWallResponse* all) {
         all->mutable_items()->MergeFrom(page.items());
         *all->mutable_summary() = page.summary();
+        if (page.has_period()) *all->mutable_period() = page.period();
         all->set_next_page_token(page.next_page_token());
       },
       FormatWallTable);
@@ -135,6 +140,7 @@ int Senders() {
   request.set_gift_id(absl::GetFlag(FLAGS_gift_id));
   request.set_page_size(absl::GetFlag(FLAGS_page_size));
   request.set_page_token(absl::GetFlag(FLAGS_page_token));
+  request.set_period(absl::GetFlag(FLAGS_period));
   return Paged<v1::ListGiftWallSendersRequest, v1::ListGiftWallSendersResponse>(
       request,
       [](grpc::ClientContext* context, const v1::ListGiftWallSendersRequest& r,
@@ -143,6 +149,7 @@ int Senders() {
       },
       [](const v1::ListGiftWallSendersResponse& page, v1::ListGiftWallSendersResponse* all) {
         all->mutable_senders()->MergeFrom(page.senders());
+        if (page.has_period()) *all->mutable_period() = page.period();
         all->set_next_page_token(page.next_page_token());
       },
       FormatSendersTable);

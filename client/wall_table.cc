@@ -15,6 +15,11 @@ std::string FormatTimeMs(int64_t ms) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%E3SZ", absl::FromUnixMillis(ms), absl::UTCTimeZone());
 }
 
+std::string FormatPeriod(const v1::GiftWallPeriod& period) {
+  return absl::StrCat(period.kind(), " ", period.key(), " (", FormatTimeMs(period.start_ms()),
+                      " to ", FormatTimeMs(period.end_ms()), ")\n");
+}
+
 std::string FormatWallTable(const v1::GetGiftWallResponse& page) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"GIFT", "NAME", "COUNT", "COINS", "SENDERS", "TOP SENDER (冠名)", "FIRST SENDER",
@@ -31,7 +36,8 @@ std::string FormatWallTable(const v1::GetGiftWallResponse& page) {
          item.first_sender_user_id() == 0 ? "-" : absl::StrCat(item.first_sender_user_id()),
          FormatTimeMs(item.first_received_at_ms()), FormatTimeMs(item.last_received_at_ms())});
   }
-  std::string out = page.items().empty() ? "(no gifts on this page)\n" : FormatTable(rows);
+  std::string out = page.has_period() ? FormatPeriod(page.period()) : "";
+  absl::StrAppend(&out, page.items().empty() ? "(no gifts on this page)\n" : FormatTable(rows));
   const v1::GiftWallSummary& s = page.summary();
   absl::StrAppendFormat(&out,
                         "\ndistinct gifts: %d, received in all: %d, coins: %d, last received: %s\n",
@@ -51,7 +57,8 @@ std::string FormatSendersTable(const v1::ListGiftWallSendersResponse& page) {
                     absl::StrCat(sender.sent_coins()), FormatTimeMs(sender.first_sent_at_ms()),
                     FormatTimeMs(sender.last_sent_at_ms())});
   }
-  std::string out = page.senders().empty() ? "(no senders on this page)\n" : FormatTable(rows);
+  std::string out = page.has_period() ? FormatPeriod(page.period()) : "";
+  absl::StrAppend(&out, page.senders().empty() ? "(no senders on this page)\n" : FormatTable(rows));
   if (!page.next_page_token().empty()) {
     absl::StrAppend(&out, "more: --page_token=", page.next_page_token(), "\n");
   }

@@ -13,6 +13,9 @@ namespace giftwall::client {
 std::string FormatTimeMs(int64_t ms);
 
 // One page of a wall as an aligned table, followed by the summary line.
+// "month 2026-12 (start to end)", a line.
+std::string FormatPeriod(const v1::GiftWallPeriod& period);
+
 std::string FormatWallTable(const v1::GetGiftWallResponse& page);
 
 // One page of a gift's senders as an aligned table, the top sender first.

@@ -82,6 +82,7 @@ class Server {
   projection::GroupProjector background_projector_;
   projection::ProjectionEngine background_engine_;
   projection::Recovery recovery_;
+  reads::PeriodResolver periods_;
   reads::WallReader reader_;
   worker::RebuildRunner rebuilds_;
   transport::WorkerPool workers_;

@@ -172,4 +172,66 @@ std::vector<Period> PeriodsToWrite::Of(int64_t occurred_at_ms) const {
   return periods;
 }
 
+std::string PeriodSpec::Text() const {
+  if (all_time()) return "";
+  if (key.empty()) return std::string(PeriodKindName(*kind));
+  return absl::StrCat(PeriodKindName(*kind), ":", key);
+}
+
+absl::StatusOr<PeriodSpec> ParsePeriodSpec(absl::string_view text) {
+  PeriodSpec spec;
+  if (text.empty()) return spec;
+  const size_t colon = text.find(':');
+  const absl::string_view kind = text.substr(0, colon);
+  spec.kind = ParsePeriodKind(kind);
+  if (!spec.kind.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("period \"", text, "\": unknown kind \"", kind,
+                     "\" (the kinds are day, week and month; \"\" for all-time)"));
+  }
+  if (colon == absl::string_view::npos) return spec;
+  spec.key = std::string(text.substr(colon + 1));
+  if (!ParseKey(*spec.kind, spec.key).has_value()) {
+    static constexpr absl::string_view kExamples[] = {"day:2026-12-03", "week:2026-W49",
+                                                      "month:2026-12"};
+    return absl::InvalidArgumentError(absl::StrCat("period \"", text, "\" names no ", kind,
+                                                   " (e.g. \"",
+                                                   kExamples[static_cast<int>(*spec.kind)], "\")"));
+  }
+  return spec;
+}
+
+absl::StatusOr<PeriodSpec> ContinuePeriod(const PeriodSpec& requested,
+                                          absl::string_view token_period) {
+  if (token_period == requested.Text()) return requested;
+  absl::StatusOr<PeriodSpec> issued = ParsePeriodSpec(token_period);
+  if (issued.ok() && requested.key.empty() && issued->kind == requested.kind &&
+      !issued->key.empty()) {
+    return *std::move(issued);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "page_token was issued for period \"", token_period, "\", not \"", requested.Text(),
+      "\": pass it only with the period of the request that returned it"));
+}
+
+absl::StatusOr<std::optional<Period>> ResolvePeriod(const PeriodSpec& spec,
+                                                    absl::string_view app_code,
+                                                    const std::optional<AppSettings>& settings,
+                                                    int64_t now_ms) {
+  if (spec.all_time()) return std::nullopt;
+  if (!settings.has_value() || !settings->Keeps(*spec.kind)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("period \"", spec.Text(), "\": app ", app_code, " keeps no ",
+                     PeriodKindName(*spec.kind), " walls (it keeps ",
+                     settings.has_value() && !settings->kinds.empty()
+                         ? absl::StrCat(PeriodKindsList(settings->kinds), " and all-time")
+                         : "the all-time wall only",
+                     "; see giftwall admin settings)"));
+  }
+  absl::StatusOr<AppCalendar> calendar = AppCalendar::Make(settings->zones);
+  if (!calendar.ok()) return calendar.status();
+  if (spec.key.empty()) return calendar->Of(*spec.kind, now_ms);
+  return calendar->Named(*spec.kind, spec.key);
+}
+
 }  // namespace giftwall::domain

@@ -93,6 +93,34 @@ class PeriodsToWrite {
   std::vector<Window> windows_;
 };
 
+// The period a reader asks for (GetGiftWall, ListGiftWallSenders): "" the all-time wall;
+// "day", "week", "month" the current one in the app's zone; "month:2026-12" one by its key.
+struct PeriodSpec {
+  std::optional<PeriodKind> kind;  // none: all-time
+  std::string key;                 // empty: the current one
+
+  bool all_time() const { return !kind.has_value(); }
+  std::string Text() const;  // as parsed: "", "month", "month:2026-12"
+};
+
+// INVALID_ARGUMENT naming what is wrong: an unknown kind, a key that names no period.
+absl::StatusOr<PeriodSpec> ParsePeriodSpec(absl::string_view text);
+
+// The period a later page reads, given the request's and the one its page token was issued for
+// ("month:2026-12", "" for all-time): the token's, if it is what the request asked for (a
+// request for the current month keeps paging the month it started in, even once a new one has
+// begun). INVALID_ARGUMENT if the token was issued for another period.
+absl::StatusOr<PeriodSpec> ContinuePeriod(const PeriodSpec& requested,
+                                          absl::string_view token_period);
+
+// The period `spec` names for an app, at `now_ms` (the database's clock) for the current one;
+// none for all-time. INVALID_ARGUMENT if the app does not keep the kind (naming the kinds it
+// keeps); UNAVAILABLE if its zone cannot be loaded.
+absl::StatusOr<std::optional<Period>> ResolvePeriod(const PeriodSpec& spec,
+                                                    absl::string_view app_code,
+                                                    const std::optional<AppSettings>& settings,
+                                                    int64_t now_ms);
+
 }  // namespace giftwall::domain
 
 #endif  // GIFTWALL_SERVER_DOMAIN_APP_SETTINGS_H_

@@ -125,6 +125,9 @@ std::optional<TokenReader> OpenToken(absl::string_view token, uint8_t want_kind)
   return r;
 }
 
+// A last field that only some tokens carry: empty if absent.
+bool OptionalStr(TokenReader& r, std::string* out) { return r.AtEnd() || r.Str(out); }
+
 TokenWriter StartToken(uint8_t kind) {
   TokenWriter w;
   w.Byte(kTokenVersion);
@@ -141,6 +144,8 @@ std::string EncodeGiftWallPageToken(const GiftWallPageToken& token) {
   w.Int(token.user_id);
   w.Int(token.sort_value);
   w.Str(token.gift_id);
+  // Last, and only for a period: tokens of all-time pages read as they did before periods.
+  if (!token.period.empty()) w.Str(token.period);
   return w.Finish();
 }
 
@@ -152,7 +157,7 @@ absl::StatusOr<GiftWallPageToken> DecodeGiftWallPageToken(absl::string_view toke
   GiftWallPageToken out;
   if (!r || !r->Byte(&sort_byte) || sort_byte > static_cast<uint8_t>(WallSort::kFirstReceivedAsc) ||
       !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Int(&out.sort_value) ||
-      !r->Str(&out.gift_id) || !r->AtEnd()) {
+      !r->Str(&out.gift_id) || !OptionalStr(*r, &out.period) || !r->AtEnd()) {
     return Malformed();
   }
   out.sort = static_cast<WallSort>(sort_byte);
@@ -172,6 +177,7 @@ std::string EncodeSenderPageToken(const SenderPageToken& token) {
   w.Int(token.sent_count);
   w.Int(token.last_sent_at_ms);
   w.Int(token.sender_user_id);
+  if (!token.period.empty()) w.Str(token.period);
   return w.Finish();
 }
 
@@ -182,7 +188,7 @@ absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
   SenderPageToken out;
   if (!r || !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Str(&out.gift_id) ||
       !r->Int(&out.sent_count) || !r->Int(&out.last_sent_at_ms) || !r->Int(&out.sender_user_id) ||
-      !r->AtEnd()) {
+      !OptionalStr(*r, &out.period) || !r->AtEnd()) {
     return Malformed();
   }
   if (out.app_code != app_code || out.user_id != user_id || out.gift_id != gift_id) {

@@ -29,13 +29,15 @@ struct GiftWallPageToken {
   int64_t user_id = 0;
   int64_t sort_value = 0;
   std::string gift_id;
+  // The period the page was read from ("month:2026-12"; "" all-time): see ContinuePeriod.
+  std::string period;
 };
 
 std::string EncodeGiftWallPageToken(const GiftWallPageToken& token);
 
-// Decodes `token` and checks that it was issued for (app_code, user_id, sort). Anything else
-// (a token that does not decode, a damaged one, another wall's or another sort's) is
-// INVALID_ARGUMENT.
+// Decodes `token` and checks that it was issued for (app_code, user_id, sort); its period is the
+// caller's to check (ContinuePeriod). Anything else (a token that does not decode, a damaged
+// one, another wall's or another sort's) is INVALID_ARGUMENT.
 absl::StatusOr<GiftWallPageToken> DecodeGiftWallPageToken(absl::string_view token,
                                                           absl::string_view app_code,
                                                           int64_t user_id, WallSort sort);
@@ -49,11 +51,13 @@ struct SenderPageToken {
   int64_t sent_count = 0;
   int64_t last_sent_at_ms = 0;
   int64_t sender_user_id = 0;
+  std::string period;  // as GiftWallPageToken's
 };
 
 std::string EncodeSenderPageToken(const SenderPageToken& token);
 
-// Decodes `token` and checks that it was issued for (app_code, user_id, gift_id).
+// Decodes `token` and checks that it was issued for (app_code, user_id, gift_id); its period is
+// the caller's to check.
 absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
                                                       absl::string_view app_code, int64_t user_id,
                                                       absl::string_view gift_id);

@@ -18,15 +18,22 @@ concurrency::GroupQueueOptions QueueOptions(const WallReaderOptions& options) {
 
 }  // namespace
 
-WallReader::WallReader(storage::WallRepository& walls, WallReaderOptions options)
+WallReader::WallReader(storage::WallRepository& walls, PeriodResolver& periods,
+                       WallReaderOptions options)
     : WallReader(
-          [&walls](absl::string_view app_code, absl::Span<const int64_t> user_ids) {
-            return walls.ReadWalls(app_code, user_ids);
+          [&walls](absl::string_view app_code, const std::optional<domain::Period>& period,
+                   absl::Span<const int64_t> user_ids) {
+            return walls.ReadWalls(app_code, period, user_ids);
+          },
+          [&periods](const std::string& app_code, const domain::PeriodSpec& spec) {
+            return periods.Resolve(app_code, spec);
           },
           options) {}
 
-WallReader::WallReader(ReadWallsFn read_walls, WallReaderOptions options)
+WallReader::WallReader(ReadWallsFn read_walls, ResolvePeriodFn resolve_period,
+                       WallReaderOptions options)
     : read_walls_(std::move(read_walls)),
+      resolve_period_(std::move(resolve_period)),
       queue_(
           QueueOptions(options), [](const WallRead&) { return size_t{1}; },
           [this](std::vector<WallRead> group) { RunGroup(std::move(group)); },
@@ -47,7 +54,7 @@ WallReader::ReadsByWall WallReader::Claim(std::vector<WallRead> group) {
   ReadsByWall mine;
   absl::MutexLock lock(&mu_);
   for (WallRead& read : group) {
-    WallKey key(read.app_code, read.user_id);
+    WallKey key(read.app_code, read.period.Text(), read.user_id);
     auto being_read = being_read_.find(key);
     if (being_read != being_read_.end()) {
       being_read->second.push_back(std::move(read));
@@ -74,8 +81,12 @@ WallReader::ReadsByWall WallReader::TakeWaiting(const ReadsByWall& read) {
 }
 
 void WallReader::ReadAndAnswer(ReadsByWall& walls) {
-  // One statement per app code; a wall asked for twice is read once.
-  std::map<std::string, std::vector<std::pair<int64_t, std::vector<WallRead*>>>> by_app;
+  // One statement per app code and period; a wall asked for twice is read once.
+  struct Wanted {
+    domain::PeriodSpec period;
+    std::vector<std::pair<int64_t, std::vector<WallRead*>>> users;
+  };
+  std::map<std::pair<std::string, std::string>, Wanted> by_app;
   for (auto& [key, reads] : walls) {
     std::vector<WallRead*> wanted;
     for (WallRead& read : reads) {
@@ -86,19 +97,30 @@ void WallReader::ReadAndAnswer(ReadsByWall& walls) {
         read.done(still);
       }
     }
-    if (!wanted.empty()) by_app[key.first].emplace_back(key.second, std::move(wanted));
+    if (wanted.empty()) continue;
+    const auto& [app, period, user] = key;
+    Wanted& of_app = by_app[{app, period}];
+    of_app.period = wanted.front()->period;
+    of_app.users.emplace_back(user, std::move(wanted));
   }
-  for (auto& [app, users] : by_app) {
-    std::vector<int64_t> user_ids;
-    for (const auto& [user, reads] : users) user_ids.push_back(user);
+  for (auto& [app_period, wanted] : by_app) {
+    const std::string& app = app_period.first;
+    absl::StatusOr<std::optional<domain::Period>> period = resolve_period_(app, wanted.period);
     absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> read =
-        read_walls_(app, user_ids);
-    {
+        absl::UnknownError("unread");
+    if (!period.ok()) {
+      read = period.status();
+    } else {
+      std::vector<int64_t> user_ids;
+      for (const auto& [user, reads] : wanted.users) user_ids.push_back(user);
+      read = read_walls_(app, *period, user_ids);
       absl::MutexLock lock(&mu_);
       ++stats_.groups;
-      for (const auto& [user, reads] : users) stats_.reads += static_cast<int64_t>(reads.size());
+      for (const auto& [user, reads] : wanted.users) {
+        stats_.reads += static_cast<int64_t>(reads.size());
+      }
     }
-    for (auto& [user, reads] : users) {
+    for (auto& [user, reads] : wanted.users) {
       if (!read.ok()) {
         for (WallRead* r : reads) r->done(read.status());
         continue;
@@ -106,10 +128,12 @@ void WallReader::ReadAndAnswer(ReadsByWall& walls) {
       std::vector<domain::WallSort> sorts;
       for (const WallRead* r : reads) sorts.push_back(r->sort);
       auto items = read->find(user);
-      auto snapshot = std::make_shared<const domain::WallSnapshot>(domain::SnapshotWall(
-          items == read->end() ? std::vector<domain::WallItem>() : std::move(items->second),
-          sorts));
-      for (WallRead* r : reads) r->done(snapshot);
+      WallAnswer answer{
+          std::make_shared<const domain::WallSnapshot>(domain::SnapshotWall(
+              items == read->end() ? std::vector<domain::WallItem>() : std::move(items->second),
+              sorts)),
+          *period};
+      for (WallRead* r : reads) r->done(answer);
     }
   }
 }

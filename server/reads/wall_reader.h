@@ -11,7 +11,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,7 +22,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/concurrency/group_queue.h"
+#include "server/domain/app_settings.h"
 #include "server/domain/wall_page.h"
+#include "server/reads/period_resolver.h"
 #include "server/storage/wall_repository.h"
 
 namespace giftwall::reads {
@@ -34,14 +38,22 @@ struct WallReaderOptions {
   int queue_capacity = 2000;
 };
 
+// A wall as read for its readers.
+struct WallAnswer {
+  // Summarized and sorted for each reader's sort; shared with the other readers of the wall.
+  std::shared_ptr<const domain::WallSnapshot> wall;
+  std::optional<domain::Period> period;  // the period read; none: all-time
+};
+
 // One reader's request.
 struct WallRead {
   std::string app_code;  // normalized
   int64_t user_id = 0;
+  domain::PeriodSpec period;                             // "" all-time
   domain::WallSort sort = domain::WallSort::kCountDesc;  // the order the reader pages in
-  // Called exactly once: with the user's whole wall, summarized and sorted for `sort` (shared
-  // with the other readers of the wall in the group), or why it was not read.
-  std::function<void(absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>>)> done;
+  // Called exactly once: with the user's whole wall of the period, or why it was not read (an
+  // error resolving the period included).
+  std::function<void(absl::StatusOr<WallAnswer>)> done;
   // Asked when a lane takes the read: a non-OK status (the caller gave up) answers it unread.
   std::function<absl::Status()> still_wanted;
 };
@@ -51,15 +63,19 @@ struct WallReaderStats {
   int64_t reads = 0;
 };
 
-// Reads the whole walls of `user_ids` of one app, in one statement and one snapshot: walls
-// absent from the result are empty. storage::WallRepository::ReadWalls, or a test's.
+// Reads the whole walls of `user_ids` of one app and period, in one statement and one snapshot:
+// walls absent from the result are empty. storage::WallRepository::ReadWalls, or a test's.
 using ReadWallsFn = std::function<absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>>(
-    absl::string_view app_code, absl::Span<const int64_t> user_ids)>;
+    absl::string_view app_code, const std::optional<domain::Period>& period,
+    absl::Span<const int64_t> user_ids)>;
+// The period a read names (PeriodResolver::Resolve, or a test's).
+using ResolvePeriodFn = std::function<absl::StatusOr<std::optional<domain::Period>>(
+    const std::string& app_code, const domain::PeriodSpec& spec)>;
 
 class WallReader {
  public:
-  WallReader(storage::WallRepository& walls, WallReaderOptions options);
-  WallReader(ReadWallsFn read_walls, WallReaderOptions options);
+  WallReader(storage::WallRepository& walls, PeriodResolver& periods, WallReaderOptions options);
+  WallReader(ReadWallsFn read_walls, ResolvePeriodFn resolve_period, WallReaderOptions options);
   WallReader(const WallReader&) = delete;
   WallReader& operator=(const WallReader&) = delete;
 
@@ -76,8 +92,9 @@ class WallReader {
   int queued() const { return queue_.queued(); }
 
  private:
-  // A wall: app code and user.
-  using WallKey = std::pair<std::string, int64_t>;
+  // A wall: app code, the period as asked for ("month" and "month:2026-12" are two, even when
+  // they are the same month), and user.
+  using WallKey = std::tuple<std::string, std::string, int64_t>;
   using ReadsByWall = std::map<WallKey, std::vector<WallRead>>;
 
   void RunGroup(std::vector<WallRead> group) ABSL_LOCKS_EXCLUDED(mu_);
@@ -87,10 +104,11 @@ class WallReader {
   // The reads that waited for `read` (walls this lane just read), to be read next; the walls
   // nobody waited for are released.
   ReadsByWall TakeWaiting(const ReadsByWall& read) ABSL_LOCKS_EXCLUDED(mu_);
-  // Reads `walls` (a statement per app code) and answers their reads.
+  // Reads `walls` (a statement per app code and period) and answers their reads.
   void ReadAndAnswer(ReadsByWall& walls) ABSL_LOCKS_EXCLUDED(mu_);
 
   const ReadWallsFn read_walls_;
+  const ResolvePeriodFn resolve_period_;
   mutable absl::Mutex mu_;
   WallReaderStats stats_ ABSL_GUARDED_BY(mu_);
   // The walls a lane is reading, with the reads that arrived for them meanwhile.

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/common/status_macros.h"
+#include "server/storage/app_settings_store.h"
 #include "server/storage/columns.h"
 #include "server/storage/json_rows.h"
 #include "server/storage/paging.h"
@@ -48,12 +49,18 @@ static_assert(InPositionOrder(kWallItemColumns));
 
 constexpr JsonColumn kUserColumns[] = {{0, "j_user", "BIGINT"}};
 
-// Whole walls: a primary-key range per user, in one snapshot.
-const std::string& WallsSql() {
-  static const auto* const sql = new std::string(
-      absl::StrCat("SELECT ", SelectList(kWallItemColumns), "\nFROM ", JsonTableSql(kUserColumns),
-                   "\nSTRAIGHT_JOIN user_gift_wall w ON w.app_code = ? AND w.user_id = jt.j_user"));
-  return *sql;
+// Whole walls: a primary-key range per user, in one snapshot; of one period, with `period`.
+std::string WallsSql(bool period) {
+  return absl::StrCat("SELECT ", SelectList(kWallItemColumns), "\nFROM ",
+                      JsonTableSql(kUserColumns), "\nSTRAIGHT_JOIN ",
+                      period ? "user_gift_wall_period" : "user_gift_wall",
+                      " w ON w.app_code = ? AND w.user_id = jt.j_user",
+                      period ? " AND w.period_kind = ? AND w.period_key = ?" : "");
+}
+
+const std::string& WallsSqlOf(bool period) {
+  static const auto* const sqls = new std::string[2]{WallsSql(false), WallsSql(true)};
+  return sqls[period ? 1 : 0];
 }
 
 domain::WallItem ReadWallItem(const SqlRow& row) {
@@ -83,43 +90,61 @@ constexpr ResultColumn kSenderStatsColumns[] = {
 };
 static_assert(InPositionOrder(kSenderStatsColumns));
 
-std::string SendersSql(absl::string_view after) {
-  return absl::StrCat("SELECT ", SelectList(kSenderStatsColumns), R"sql(
-FROM user_gift_wall_sender FORCE INDEX (idx_user_gift_wall_sender_rank)
-WHERE app_code = ? AND user_id = ? AND gift_id = ?)sql",
-                      after, R"sql(
+std::string SendersSql(bool period, absl::string_view after) {
+  return absl::StrCat(
+      "SELECT ", SelectList(kSenderStatsColumns), "\nFROM ",
+      period ? "user_gift_wall_period_sender FORCE INDEX (idx_user_gift_wall_period_sender_rank)"
+             : "user_gift_wall_sender FORCE INDEX (idx_user_gift_wall_sender_rank)",
+      "\nWHERE app_code = ? AND user_id = ?",
+      period ? " AND period_kind = ? AND period_key = ?" : "", " AND gift_id = ?", after, R"sql(
 ORDER BY sent_count DESC, last_sent_at_ms ASC, sender_user_id ASC
 LIMIT ?)sql");
 }
 
-const std::string& SendersFirstPageSql() {
-  static const auto* const sql = new std::string(SendersSql(""));
-  return *sql;
+constexpr absl::string_view kAfterSender = R"sql(
+  AND (sent_count < ? OR (sent_count = ? AND (last_sent_at_ms > ?
+       OR (last_sent_at_ms = ? AND sender_user_id > ?)))))sql";
+
+// [period][after a cursor]
+const std::string& SendersSqlOf(bool period, bool after) {
+  static const auto* const sqls =
+      new std::string[4]{SendersSql(false, ""), SendersSql(false, kAfterSender),
+                         SendersSql(true, ""), SendersSql(true, kAfterSender)};
+  return sqls[(period ? 2 : 0) + (after ? 1 : 0)];
 }
 
-const std::string& SendersNextPageSql() {
-  static const auto* const sql = new std::string(SendersSql(R"sql(
-  AND (sent_count < ? OR (sent_count = ? AND (last_sent_at_ms > ?
-       OR (last_sent_at_ms = ? AND sender_user_id > ?)))))sql"));
-  return *sql;
+// The key parameters of a wall: app code and user, and the period's kind and key.
+std::vector<SqlParam> WallKeyParams(absl::string_view app_code, int64_t user_id,
+                                    const std::optional<domain::Period>& period) {
+  std::vector<SqlParam> params = {app_code, user_id};
+  if (period.has_value()) {
+    params.emplace_back(domain::PeriodKindName(period->kind));
+    params.emplace_back(period->key);
+  }
+  return params;
 }
 
 }  // namespace
 
-absl::string_view SendersQuery(bool after) {
-  return after ? SendersNextPageSql() : SendersFirstPageSql();
-}
+absl::string_view SendersQuery(bool period, bool after) { return SendersSqlOf(period, after); }
 
-absl::string_view WallQuery() { return WallsSql(); }
+absl::string_view WallQuery(bool period) { return WallsSqlOf(period); }
 
 absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> WallRepository::ReadWalls(
-    absl::string_view app_code, absl::Span<const int64_t> user_ids) {
+    absl::string_view app_code, const std::optional<domain::Period>& period,
+    absl::Span<const int64_t> user_ids) {
   std::map<int64_t, std::vector<domain::WallItem>> walls;
   if (user_ids.empty()) return walls;
   JsonRows users(kUserColumns);
   for (int64_t user : user_ids) users.Row().Int(0, user);
+  const std::string users_json = users.Finish();
+  std::vector<SqlParam> params = {users_json, app_code};
+  if (period.has_value()) {
+    params.emplace_back(domain::PeriodKindName(period->kind));
+    params.emplace_back(period->key);
+  }
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
-  absl::Status s = conn->Query(WallsSql(), {users.Finish(), app_code}, [&](const SqlRow& row) {
+  absl::Status s = conn->Query(WallsSqlOf(period.has_value()), params, [&](const SqlRow& row) {
     walls[row.Int(kUserId)].push_back(ReadWallItem(row));
   });
   if (!s.ok()) return s;
@@ -127,28 +152,36 @@ absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> WallRepository:
 }
 
 absl::StatusOr<SenderPage> WallRepository::ListSenders(absl::string_view app_code, int64_t user_id,
+                                                       const std::optional<domain::Period>& period,
                                                        absl::string_view gift_id,
                                                        const std::optional<SenderCursor>& after,
                                                        int limit) {
+  std::vector<SqlParam> params = WallKeyParams(app_code, user_id, period);
+  params.emplace_back(gift_id);
+  if (after.has_value()) {
+    for (int64_t v : {after->sent_count, after->sent_count, after->last_sent_at_ms,
+                      after->last_sent_at_ms, after->sender_user_id}) {
+      params.emplace_back(v);
+    }
+  }
+  params.emplace_back(RowsToFetch(limit));
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   SenderPage page;
-  auto on_row = [&](const SqlRow& row) {
-    page.senders.push_back(domain::SenderStats{row.Int(kSender), row.Int(kSentCount),
-                                               row.Int(kSentCoins), row.Int(kFirstSent),
-                                               row.Int(kLastSent)});
-  };
-  const int64_t fetch = RowsToFetch(limit);
-  absl::Status s =
-      after.has_value()
-          ? conn->Query(
-                SendersNextPageSql(),
-                {app_code, user_id, gift_id, after->sent_count, after->sent_count,
-                 after->last_sent_at_ms, after->last_sent_at_ms, after->sender_user_id, fetch},
-                on_row)
-          : conn->Query(SendersFirstPageSql(), {app_code, user_id, gift_id, fetch}, on_row);
+  absl::Status s = conn->Query(
+      SendersSqlOf(period.has_value(), after.has_value()), params, [&](const SqlRow& row) {
+        page.senders.push_back(domain::SenderStats{row.Int(kSender), row.Int(kSentCount),
+                                                   row.Int(kSentCoins), row.Int(kFirstSent),
+                                                   row.Int(kLastSent)});
+      });
   if (!s.ok()) return s;
   page.has_more = TrimToPage(&page.senders, limit);
   return page;
+}
+
+absl::StatusOr<AppSettingsSnapshot> WallRepository::ReadSettings(absl::string_view app_code) {
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  const std::string app(app_code);
+  return ReadAppSettings(*conn, {app}, /*shared_lock=*/false);
 }
 
 }  // namespace giftwall::storage

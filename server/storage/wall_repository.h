@@ -12,7 +12,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "server/domain/period.h"
 #include "server/domain/wall_page.h"
+#include "server/storage/app_settings_store.h"
 #include "server/storage/connection_pool.h"
 
 namespace giftwall::storage {
@@ -29,28 +31,34 @@ struct SenderPage {
   bool has_more = false;
 };
 
-// The SQL of a gift's senders page: the first, or the page after a cursor. Exposed so that its
-// plan can be checked (EXPLAIN) against a real server.
-absl::string_view SendersQuery(bool after_cursor);
+// The SQL of a gift's senders page, all-time or of a period: the first, or the page after a
+// cursor. Exposed so that its plan can be checked (EXPLAIN) against a real server.
+absl::string_view SendersQuery(bool period, bool after_cursor);
 
 // The SQL of ReadWalls, for the same reason.
-absl::string_view WallQuery();
+absl::string_view WallQuery(bool period);
 
 class WallRepository {
  public:
   explicit WallRepository(ConnectionPool& pool) : pool_(pool) {}
 
-  // Every gift of each of the walls of `user_ids` (of one app), in one statement: one snapshot,
-  // a primary-key range per wall. Unordered within a wall; a user without gifts has none.
+  // Every gift of each of the walls of `user_ids` (of one app; all-time, or of one period), in
+  // one statement: one snapshot, a primary-key range per wall. Unordered within a wall; a user
+  // without gifts has none.
   absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> ReadWalls(
-      absl::string_view app_code, absl::Span<const int64_t> user_ids);
+      absl::string_view app_code, const std::optional<domain::Period>& period,
+      absl::Span<const int64_t> user_ids);
 
   // Up to `limit` senders of one gift on one wall: sent_count descending, then last_sent_at_ms
   // ascending (who reached the count first), then sender_user_id ascending. The first sender
   // of the first page is the gift's top sender.
   absl::StatusOr<SenderPage> ListSenders(absl::string_view app_code, int64_t user_id,
+                                         const std::optional<domain::Period>& period,
                                          absl::string_view gift_id,
                                          const std::optional<SenderCursor>& after, int limit);
+
+  // The app's settings and the database's clock, for resolving the period a reader names.
+  absl::StatusOr<AppSettingsSnapshot> ReadSettings(absl::string_view app_code);
 
  private:
   ConnectionPool& pool_;

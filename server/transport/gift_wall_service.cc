@@ -94,6 +94,13 @@ void Fill(const domain::SenderStats& sender, v1::GiftWallSender* out) {
   out->set_last_sent_at_ms(sender.last_sent_at_ms);
 }
 
+void Fill(const domain::Period& period, v1::GiftWallPeriod* out) {
+  out->set_kind(std::string(domain::PeriodKindName(period.kind)));
+  out->set_key(period.key);
+  out->set_start_ms(period.start_ms);
+  out->set_end_ms(period.end_ms);
+}
+
 void Fill(const domain::WallItem& item, v1::GiftWallItem* out) {
   out->set_gift_id(item.gift_id);
   out->set_gift_count(item.gift_count);
@@ -270,11 +277,15 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
                      InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
                                              "sort ", request->sort(), " is not a GiftWallSort"))));
   }
+  absl::StatusOr<domain::PeriodSpec> period = domain::ParsePeriodSpec(request->period());
+  if (!period.ok()) return FinishNow(context, InvalidArgument("", period.status()));
   std::optional<domain::WallCursor> after;
   if (!request->page_token().empty()) {
     absl::StatusOr<domain::GiftWallPageToken> token =
         domain::DecodeGiftWallPageToken(request->page_token(), app_code, request->user_id(), *sort);
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    period = domain::ContinuePeriod(*period, token->period);
+    if (!period.ok()) return FinishNow(context, InvalidArgument("", period.status()));
     after = domain::WallCursor{token->sort_value, std::move(token->gift_id)};
   }
   // The page and the summary are cut from one read of the whole wall, which the reader may read
@@ -284,23 +295,26 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
   reads::WallRead read;
   read.app_code = app_code;
   read.user_id = user_id;
+  read.period = *std::move(period);
   read.sort = *sort;
   read.still_wanted = [context] { return StillWanted(context); };
   read.done = [reactor, response, app_code, user_id, sort = *sort, after = std::move(after),
-               page_size,
-               admission](absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>> wall) {
-    if (!wall.ok()) {
-      reactor->Finish(ToGrpcStatus(wall.status()));
+               page_size, admission](absl::StatusOr<reads::WallAnswer> answer) {
+    if (!answer.ok()) {
+      reactor->Finish(ToGrpcStatus(answer.status()));
       return;
     }
-    const domain::WallSummary& summary = (*wall)->summary;
-    const domain::WallPage page = domain::PageWall(**wall, sort, after, page_size);
+    const domain::WallSnapshot& wall = *answer->wall;
+    const domain::WallSummary& summary = wall.summary;
+    const domain::WallPage page = domain::PageWall(wall, sort, after, page_size);
     for (const domain::WallItem* item : page.items) Fill(*item, response->add_items());
     if (page.has_more) {
       const domain::WallItem& last = *page.items.back();
       response->set_next_page_token(domain::EncodeGiftWallPageToken(
-          {sort, app_code, user_id, domain::SortValue(last, sort), last.gift_id}));
+          {sort, app_code, user_id, domain::SortValue(last, sort), last.gift_id,
+           answer->period.has_value() ? answer->period->Name() : ""}));
     }
+    if (answer->period.has_value()) Fill(*answer->period, response->mutable_period());
     v1::GiftWallSummary* out = response->mutable_summary();
     out->set_distinct_gifts(summary.distinct_gifts);
     out->set_total_gift_count(summary.total_gift_count);
@@ -335,29 +349,38 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
                                              "gift_id is ", gift_id.size(), " bytes, at most ",
                                              domain::kMaxGiftIdBytes, " allowed"))));
   }
+  absl::StatusOr<domain::PeriodSpec> spec = domain::ParsePeriodSpec(request->period());
+  if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
   std::optional<storage::SenderCursor> after;
   if (!request->page_token().empty()) {
     absl::StatusOr<domain::SenderPageToken> token =
         domain::DecodeSenderPageToken(request->page_token(), app_code, request->user_id(), gift_id);
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    spec = domain::ContinuePeriod(*spec, token->period);
+    if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
     after = storage::SenderCursor{token->sent_count, token->last_sent_at_ms, token->sender_user_id};
   }
-  return Offload(
-      context, workers_,
-      [this, app_code = std::move(app_code), user_id = request->user_id(),
-       gift_id = std::move(gift_id), after = std::move(after), page_size, response, admission] {
-        absl::StatusOr<storage::SenderPage> page =
-            wall_.ListSenders(app_code, user_id, gift_id, after, page_size);
-        if (!page.ok()) return ToGrpcStatus(page.status());
-        for (const domain::SenderStats& sender : page->senders)
-          Fill(sender, response->add_senders());
-        if (page->has_more) {
-          const domain::SenderStats& last = page->senders.back();
-          response->set_next_page_token(domain::EncodeSenderPageToken(
-              {app_code, user_id, gift_id, last.sent_count, last.last_sent_at_ms, last.user_id}));
-        }
-        return grpc::Status::OK;
-      });
+  return Offload(context, workers_,
+                 [this, app_code = std::move(app_code), user_id = request->user_id(),
+                  gift_id = std::move(gift_id), spec = *std::move(spec), after = std::move(after),
+                  page_size, response, admission] {
+                   absl::StatusOr<std::optional<domain::Period>> period =
+                       periods_.Resolve(app_code, spec);
+                   if (!period.ok()) return ToGrpcStatus(period.status());
+                   absl::StatusOr<storage::SenderPage> page =
+                       wall_.ListSenders(app_code, user_id, *period, gift_id, after, page_size);
+                   if (!page.ok()) return ToGrpcStatus(page.status());
+                   for (const domain::SenderStats& sender : page->senders)
+                     Fill(sender, response->add_senders());
+                   if (page->has_more) {
+                     const domain::SenderStats& last = page->senders.back();
+                     response->set_next_page_token(domain::EncodeSenderPageToken(
+                         {app_code, user_id, gift_id, last.sent_count, last.last_sent_at_ms,
+                          last.user_id, period->has_value() ? (*period)->Name() : ""}));
+                   }
+                   if (period->has_value()) Fill(**period, response->mutable_period());
+                   return grpc::Status::OK;
+                 });
 }
 
 }  // namespace giftwall::transport

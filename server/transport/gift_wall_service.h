@@ -37,10 +37,12 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   // does anything. With `outbox_payloads` (--payload_source=outbox), ProjectMessage(s) project
   // the wallet's outbox rows, not the messages' payloads.
   GiftWallService(projection::ProjectionEngine& projection, reads::WallReader& reader,
-                  storage::WallRepository& wall, WorkerPool& workers, const AccessControl& access,
+                  reads::PeriodResolver& periods, storage::WallRepository& wall,
+                  WorkerPool& workers, const AccessControl& access,
                   const projection::OutboxPayloads* outbox_payloads = nullptr)
       : projection_(projection),
         reader_(reader),
+        periods_(periods),
         wall_(wall),
         workers_(workers),
         access_(access),
@@ -76,6 +78,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
 
   projection::ProjectionEngine& projection_;
   reads::WallReader& reader_;
+  reads::PeriodResolver& periods_;
   storage::WallRepository& wall_;
   WorkerPool& workers_;
   const AccessControl& access_;

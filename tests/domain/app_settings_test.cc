@@ -115,5 +115,88 @@ TEST(AppSettings, Rule15_AnEventWritesTheRetainedPeriodsOfTheKeptKindsOnly) {
   EXPECT_TRUE(periods->Of(Utc(2027, 2, 10)).empty());
 }
 
+AppSettings Keeping(const std::string& zone, std::vector<std::string> kinds) {
+  absl::StatusOr<SettingsChange> change =
+      DecideSettingsChange(std::nullopt, Request(zone, std::move(kinds)), Utc(2026, 1, 1));
+  EXPECT_TRUE(change.ok()) << change.status();
+  return change->settings;
+}
+
+TEST(PeriodSpec, Rule15_AReaderNamesAllTimeTheCurrentPeriodOrOneByKey) {
+  for (const std::string text : {"", "day", "week", "month", "day:2026-12-03", "week:2026-W53",
+                                 "month:2026-12", "day:2028-02-29"}) {
+    absl::StatusOr<PeriodSpec> spec = ParsePeriodSpec(text);
+    ASSERT_TRUE(spec.ok()) << text << ": " << spec.status();
+    EXPECT_EQ(spec->Text(), text);
+  }
+  for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+           {"year", "unknown kind \"year\""},
+           {"Month", "unknown kind \"Month\""},
+           {"month:2026-13", "names no month (e.g. \"month:2026-12\")"},
+           {"week:2025-W53", "names no week"},  // 2025 has 52 ISO weeks
+           {"day:2026-02-29", "names no day"},
+           {"month:", "names no month"},
+           {"day:2026-12-3", "names no day"}}) {
+    absl::StatusOr<PeriodSpec> spec = ParsePeriodSpec(text);
+    ASSERT_FALSE(spec.ok()) << text;
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(spec.status().message(), HasSubstr(says)) << text;
+  }
+}
+
+TEST(PeriodSpec, Rule15_TheCurrentPeriodIsTheOneTheDatabaseClockIsIn) {
+  const AppSettings shanghai = Keeping("Asia/Shanghai", {"month", "week"});
+  // 2026-11-30 16:00 UTC is 2026-12-01 00:00 in Shanghai.
+  absl::StatusOr<std::optional<Period>> month =
+      ResolvePeriod(*ParsePeriodSpec("month"), "demo", shanghai, Utc(2026, 11, 30, 16));
+  ASSERT_TRUE(month.ok()) << month.status();
+  EXPECT_EQ((*month)->Name(), "month:2026-12");
+  EXPECT_EQ((*month)->start_ms, Utc(2026, 11, 30, 16));
+  EXPECT_EQ((*month)->end_ms, Utc(2026, 12, 31, 16));
+  month = ResolvePeriod(*ParsePeriodSpec("month"), "demo", shanghai, Utc(2026, 11, 30, 16) - 1);
+  EXPECT_EQ((*month)->Name(), "month:2026-11");
+  absl::StatusOr<std::optional<Period>> named =
+      ResolvePeriod(*ParsePeriodSpec("week:2026-W53"), "demo", shanghai, Utc(2026, 1, 1));
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ((*named)->start_ms, Utc(2026, 12, 27, 16));  // Monday 2026-12-28 00:00 local
+  absl::StatusOr<std::optional<Period>> all_time =
+      ResolvePeriod(PeriodSpec(), "demo", std::nullopt, 0);
+  ASSERT_TRUE(all_time.ok());
+  EXPECT_FALSE(all_time->has_value());
+}
+
+TEST(PeriodSpec, Rule15_AKindTheAppDoesNotKeepIsInvalidNamingWhatItKeeps) {
+  absl::StatusOr<std::optional<Period>> day = ResolvePeriod(
+      *ParsePeriodSpec("day"), "demo", Keeping("Asia/Shanghai", {"month", "week"}), 0);
+  EXPECT_EQ(day.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(day.status().message(), HasSubstr("app demo keeps no day walls (it keeps "
+                                                "week,month and all-time"));
+  day = ResolvePeriod(*ParsePeriodSpec("day:2026-12-01"), "demo", std::nullopt, 0);
+  EXPECT_EQ(day.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(day.status().message(), HasSubstr("it keeps the all-time wall only"));
+}
+
+TEST(PeriodSpec, Rule15_APageTokenKeepsTheRequestInThePeriodItWasIssuedFor) {
+  const PeriodSpec current = *ParsePeriodSpec("month");
+  absl::StatusOr<PeriodSpec> next = ContinuePeriod(current, "month:2026-11");
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->Text(), "month:2026-11") << "the month the first page read, not today's";
+  next = ContinuePeriod(*ParsePeriodSpec("month:2026-11"), "month:2026-11");
+  ASSERT_TRUE(next.ok());
+  next = ContinuePeriod(PeriodSpec(), "");
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next->all_time());
+  for (const auto& [requested, issued] :
+       std::vector<std::pair<std::string, std::string>>{{"", "month:2026-11"},
+                                                        {"month", ""},
+                                                        {"week", "month:2026-11"},
+                                                        {"month:2026-10", "month:2026-11"}}) {
+    absl::StatusOr<PeriodSpec> bad = ContinuePeriod(*ParsePeriodSpec(requested), issued);
+    ASSERT_FALSE(bad.ok()) << requested << " with a token of " << issued;
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(bad.status().message(), HasSubstr("page_token was issued for period"));
+  }
+}
+
 }  // namespace
 }  // namespace giftwall::domain

@@ -10,7 +10,7 @@ namespace {
 
 GiftWallPageToken Sample() {
   return GiftWallPageToken{WallSort::kLastReceivedDesc, "demo", 42, -1234567890123,
-                           "rose \xe2\x9c\xbf"};
+                           "rose \xe2\x9c\xbf",         ""};
 }
 
 TEST(GiftWallPageToken, RoundTrips) {
@@ -24,6 +24,31 @@ TEST(GiftWallPageToken, RoundTrips) {
   EXPECT_EQ(out->user_id, in.user_id);
   EXPECT_EQ(out->sort_value, in.sort_value);
   EXPECT_EQ(out->gift_id, in.gift_id);
+}
+
+// A period's page carries the period; an all-time token reads as tokens did before periods
+// (encoded without it), so tokens issued by the previous release still page.
+TEST(GiftWallPageToken, CarriesItsPeriodAndAllTimeTokensKeepTheirFormer) {
+  GiftWallPageToken in = Sample();
+  in.period = "month:2026-12";
+  absl::StatusOr<GiftWallPageToken> out =
+      DecodeGiftWallPageToken(EncodeGiftWallPageToken(in), "demo", 42, WallSort::kLastReceivedDesc);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->period, "month:2026-12");
+  EXPECT_EQ(out->gift_id, in.gift_id);
+  // What the release before periods issued for Sample() (no period field).
+  EXPECT_EQ(EncodeGiftWallPageToken(Sample()), "AQEBBGRlbW9UlZPYn-5HCHJvc2Ug4py_Ox65Pw");
+  out = DecodeGiftWallPageToken("AQEBBGRlbW9UlZPYn-5HCHJvc2Ug4py_Ox65Pw", "demo", 42,
+                                WallSort::kLastReceivedDesc);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->period, "");
+
+  SenderPageToken sender{"demo", 42, "rose", 9, 1700000000000, 7, "week:2026-W53"};
+  absl::StatusOr<SenderPageToken> back =
+      DecodeSenderPageToken(EncodeSenderPageToken(sender), "demo", 42, "rose");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->period, "week:2026-W53");
+  EXPECT_EQ(back->sender_user_id, 7);
 }
 
 TEST(GiftWallPageToken, IsUrlSafeText) {

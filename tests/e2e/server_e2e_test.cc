@@ -752,12 +752,150 @@ TEST_F(ServerE2eTest, AppSettingsAreSetShownAndRefusedNamingWhatIsWrong) {
   shown = client({"--time_zone=Europe/London", "--period_kinds=day,week,month"}, &code);
   EXPECT_EQ(code, 0) << shown;
   EXPECT_THAT(shown, HasSubstr("changed"));
-  EXPECT_THAT(shown, HasSubstr("admin rebuild"));
+  EXPECT_THAT(shown, HasSubstr("giftwall admin rebuild --app_code=tz"));
   shown = client({"--period_kinds=day"}, &code);
   EXPECT_NE(code, 0);
   EXPECT_THAT(shown, HasSubstr("--time_zone"));
   EXPECT_THAT(admin.log(), HasSubstr("settings: app tz keeps day,week,month in Europe/London"));
   EXPECT_EQ(admin.Terminate(), 0);
+}
+
+// GetGiftWall and ListGiftWallSenders of a period (DESIGN §2.15): the current one by the
+// database's clock, a past one by key, each with its own 冠名; the answer names the period, a
+// page token stays in it, and a kind the app does not keep is refused.
+TEST_F(ServerE2eTest, Rule15_PeriodWallsAreReadByKindOrKeyWithTheirOwnTopSender) {
+  ServerProcess server(db_->url(), {"--enable_admin", "--catchup_interval=0"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  int code = -1;
+  std::string out;
+  ASSERT_EQ(
+      RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", server.address()), "--app_code=pw",
+                  "admin", "settings", "--time_zone=Asia/Shanghai", "--period_kinds=week,month"},
+                 &out),
+      0)
+      << out;
+  auto stub = v1::GiftWallService::NewStub(server.Channel());
+  auto wall = [&](const std::string& period, const std::string& token, int page_size,
+                  v1::GetGiftWallResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::GetGiftWallRequest request;
+    request.set_app_code("pw");
+    request.set_user_id(1);
+    request.set_period(period);
+    request.set_page_token(token);
+    request.set_page_size(page_size);
+    response->Clear();
+    return stub->GetGiftWall(&context, request, response);
+  };
+  auto senders = [&](const std::string& period, v1::ListGiftWallSendersResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::ListGiftWallSendersRequest request;
+    request.set_app_code("pw");
+    request.set_user_id(1);
+    request.set_gift_id("rose");
+    request.set_period(period);
+    response->Clear();
+    return stub->ListGiftWallSenders(&context, request, response);
+  };
+  // The current month, as the server resolves it; the events are placed from its start.
+  v1::GetGiftWallResponse page;
+  ASSERT_TRUE(wall("month", "", 0, &page).ok());
+  ASSERT_TRUE(page.has_period());
+  EXPECT_EQ(page.period().kind(), "month");
+  const v1::GiftWallPeriod this_month = page.period();
+  EXPECT_TRUE(page.items().empty());
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  EXPECT_LE(this_month.start_ms(), now_ms + 60'000);
+  EXPECT_GT(this_month.end_ms(), now_ms - 60'000);
+  const int64_t in_this_month = this_month.start_ms() + 1;
+  const int64_t last_month = this_month.start_ms() - 86'400'000;  // a late event
+  auto gift = [&](const std::string& id, const std::string& gift_id, int count, int sender,
+                  int64_t at) {
+    ASSERT_TRUE(Project(Message("pw", id,
+                                absl::StrFormat(R"({"target_user_id":1,"gift_id":"%s",)"
+                                                R"("gift_count":%d,"sender_user_id":%d})",
+                                                gift_id, count, sender),
+                                at),
+                        nullptr, &server)
+                    .ok());
+  };
+  gift("P1", "rose", 1, 10, in_this_month);
+  gift("P2", "rose", 5, 20, last_month);
+  gift("P3", "rose", 2, 30, in_this_month);
+  gift("P4", "lily", 1, 10, in_this_month);
+  gift("P5", "star", 1, 10, in_this_month);
+
+  // All-time: rose 8, its 冠名 sender 20.
+  ASSERT_TRUE(wall("", "", 0, &page).ok());
+  EXPECT_FALSE(page.has_period());
+  ASSERT_EQ(page.items_size(), 3);
+  EXPECT_EQ(page.items(0).gift_id(), "rose");
+  EXPECT_EQ(page.items(0).gift_count(), 8);
+  EXPECT_EQ(page.items(0).top_sender().user_id(), 20);
+  // This month: rose 3, its 冠名 sender 30.
+  ASSERT_TRUE(wall("month", "", 0, &page).ok());
+  EXPECT_EQ(page.period().key(), this_month.key());
+  ASSERT_EQ(page.items_size(), 3);
+  EXPECT_EQ(page.items(0).gift_count(), 3);
+  EXPECT_EQ(page.items(0).top_sender().user_id(), 30);
+  EXPECT_EQ(page.summary().total_gift_count(), 5);
+  // Last month, by key: the late event alone.
+  const std::string last_key = absl::FormatTime(
+      "%Y-%m", absl::FromUnixMillis(last_month), *[] {
+        static absl::TimeZone zone;
+        absl::LoadTimeZone("Asia/Shanghai", &zone);
+        return &zone;
+      }());
+  ASSERT_TRUE(wall("month:" + last_key, "", 0, &page).ok());
+  EXPECT_EQ(page.period().key(), last_key);
+  EXPECT_EQ(page.period().end_ms(), this_month.start_ms());
+  ASSERT_EQ(page.items_size(), 1);
+  EXPECT_EQ(page.items(0).gift_count(), 5);
+  EXPECT_EQ(page.items(0).top_sender().user_id(), 20);
+
+  // A page token stays in the period it was read from, and is refused for another.
+  ASSERT_TRUE(wall("month", "", 1, &page).ok());
+  ASSERT_FALSE(page.next_page_token().empty());
+  const std::string token = page.next_page_token();
+  ASSERT_TRUE(wall("month:" + this_month.key(), token, 1, &page).ok());
+  EXPECT_EQ(page.items_size(), 1);
+  grpc::Status status = wall("", token, 1, &page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("page_token was issued for period"));
+  status = wall("week", token, 1, &page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  // Senders of a period.
+  v1::ListGiftWallSendersResponse listed;
+  ASSERT_TRUE(senders("month", &listed).ok());
+  EXPECT_EQ(listed.period().key(), this_month.key());
+  ASSERT_EQ(listed.senders_size(), 2);
+  EXPECT_EQ(listed.senders(0).user_id(), 30);
+  ASSERT_TRUE(senders("", &listed).ok());
+  EXPECT_FALSE(listed.has_period());
+  EXPECT_EQ(listed.senders_size(), 3);
+
+  // What the app does not keep, and what names no period.
+  status = wall("day", "", 0, &page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("app pw keeps no day walls"));
+  status = wall("month:2026-13", "", 0, &page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("names no month"));
+  status = senders("fortnight", &listed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("unknown kind \"fortnight\""));
+
+  // The CLI shows the period it read.
+  out.clear();
+  code = RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", server.address()),
+                     "--app_code=pw", "--user_id=1", "wall", "--period=month"},
+                    &out);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_THAT(out, HasSubstr(absl::StrCat("month ", this_month.key())));
+  EXPECT_EQ(server.Terminate(), 0);
 }
 
 // Every admin call goes through one wrapper: a refusal for its arguments is audit-logged like any

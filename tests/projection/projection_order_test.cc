@@ -161,7 +161,8 @@ std::map<int64_t, WallView> ReadWalls(WallRepository& repo) {
   std::map<int64_t, WallView> views;
   for (int64_t user = 1; user <= 4; ++user) {
     WallView& view = views[user];
-    absl::StatusOr<std::map<int64_t, std::vector<WallItem>>> walls = repo.ReadWalls("demo", {user});
+    absl::StatusOr<std::map<int64_t, std::vector<WallItem>>> walls =
+        repo.ReadWalls("demo", std::nullopt, {user});
     EXPECT_TRUE(walls.ok()) << walls.status();
     if (!walls.ok()) return views;
     const domain::WallSnapshot wall =
@@ -183,7 +184,8 @@ std::map<int64_t, WallView> ReadWalls(WallRepository& repo) {
     for (const std::string& gift : gift_ids) {
       std::optional<SenderCursor> cursor;
       for (;;) {
-        absl::StatusOr<SenderPage> page = repo.ListSenders("demo", user, gift, cursor, 2);
+        absl::StatusOr<SenderPage> page =
+            repo.ListSenders("demo", user, std::nullopt, gift, cursor, 2);
         EXPECT_TRUE(page.ok()) << page.status();
         if (!page.ok()) return views;
         for (const SenderStats& s : page->senders)

@@ -63,29 +63,35 @@ class FakeWalls {
 // One reader's answer.
 struct Answer {
   absl::Notification done;
-  absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>> wall =
-      absl::UnknownError("unanswered");
+  absl::StatusOr<WallAnswer> wall = absl::UnknownError("unanswered");
 
   // The read the wall came from (its gift's count).
-  int64_t read_number() const { return (*wall)->items.at(0).gift_count; }
+  int64_t read_number() const { return wall->wall->items.at(0).gift_count; }
 };
 
 void Submit(WallReader& reader, int64_t user, Answer& answer) {
-  reader.Read(WallRead{"demo", user, domain::WallSort::kCountDesc,
-                       [&answer](absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>> wall) {
+  reader.Read(WallRead{"demo", user, domain::PeriodSpec(), domain::WallSort::kCountDesc,
+                       [&answer](absl::StatusOr<WallAnswer> wall) {
                          answer.wall = std::move(wall);
                          answer.done.Notify();
                        },
                        nullptr});
 }
 
+// These tests read all-time walls only.
+absl::StatusOr<std::optional<domain::Period>> AllTime(const std::string&,
+                                                      const domain::PeriodSpec& spec) {
+  EXPECT_TRUE(spec.all_time());
+  return std::nullopt;
+}
+
 TEST(WallReaderLanesTest, AWallBeingReadIsNotReadBesideItAndItsLaterReadersGetTheNextRead) {
   FakeWalls fake;
   WallReaderOptions options;
   options.lanes = 2;
-  WallReader reader([&fake](absl::string_view app,
+  WallReader reader([&fake](absl::string_view app, const std::optional<domain::Period>&,
                             absl::Span<const int64_t> users) { return fake.Read(app, users); },
-                    options);
+                    AllTime, options);
 
   Answer first;
   Submit(reader, 1, first);
@@ -117,9 +123,9 @@ TEST(WallReaderLanesTest, AWallBeingReadIsNotReadBesideItAndItsLaterReadersGetTh
 TEST(WallReaderLanesTest, AWallIsReadAgainOnceNobodyIsReadingIt) {
   FakeWalls fake;
   fake.release_.Notify();
-  WallReader reader([&fake](absl::string_view app,
+  WallReader reader([&fake](absl::string_view app, const std::optional<domain::Period>&,
                             absl::Span<const int64_t> users) { return fake.Read(app, users); },
-                    WallReaderOptions());
+                    AllTime, WallReaderOptions());
   for (int i = 1; i <= 3; ++i) {
     Answer answer;
     Submit(reader, 1, answer);

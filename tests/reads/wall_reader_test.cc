@@ -12,7 +12,10 @@ namespace {
 
 class WallReaderTest : public ::testing::Test {
  protected:
-  WallReaderTest() : pool_(db_.PoolOptions()), walls_(pool_) {}
+  WallReaderTest()
+      : pool_(db_.PoolOptions()),
+        walls_(pool_),
+        periods_([this](absl::string_view app) { return walls_.ReadSettings(app); }) {}
 
   void AddGift(int64_t user, const std::string& gift, int64_t count) {
     db_.Exec(absl::StrFormat(
@@ -25,6 +28,7 @@ class WallReaderTest : public ::testing::Test {
   testing::TestDatabase db_;
   storage::ConnectionPool pool_;
   storage::WallRepository walls_;
+  PeriodResolver periods_;
 };
 
 TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWall) {
@@ -33,22 +37,26 @@ TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWa
   }
   WallReaderOptions options;
   options.lanes = 1;
-  WallReader reader(walls_, options);
+  WallReader reader(walls_, periods_, options);
   // Another session holds the table, so the lane's first read waits and the rest gather.
   std::unique_ptr<storage::SqlConnection> blocker = db_.Connect();
   ASSERT_TRUE(blocker->ExecuteDirect("LOCK TABLES user_gift_wall WRITE").ok());
   absl::BlockingCounter pending(41);
   std::vector<absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>>> walls(
       41, absl::UnknownError("unanswered"));
+  auto wall_of = [](absl::StatusOr<WallAnswer> answer)
+      -> absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>> {
+    if (!answer.ok()) return answer.status();
+    return answer->wall;
+  };
   auto read = [&](size_t slot, const std::string& app, int64_t user,
                   domain::WallSort sort = domain::WallSort::kCountDesc) {
-    reader.Read(
-        WallRead{app, user, sort,
-                 [&, slot](absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>> wall) {
-                   walls[slot] = std::move(wall);
-                   pending.DecrementCount();
-                 },
-                 nullptr});
+    reader.Read(WallRead{app, user, domain::PeriodSpec(), sort,
+                         [&, slot](absl::StatusOr<WallAnswer> answer) {
+                           walls[slot] = wall_of(std::move(answer));
+                           pending.DecrementCount();
+                         },
+                         nullptr});
   };
   read(0, "demo", 1);
   // Once the lane's statement waits on the lock, the next reads can only gather behind it.
@@ -94,11 +102,11 @@ TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWa
 }
 
 TEST_F(WallReaderTest, AReadItsCallerNoLongerWantsIsAnsweredUnread) {
-  WallReader reader(walls_, WallReaderOptions());
+  WallReader reader(walls_, periods_, WallReaderOptions());
   absl::BlockingCounter pending(1);
   absl::Status answer;
-  reader.Read(WallRead{"demo", 1, domain::WallSort::kCountDesc,
-                       [&](absl::StatusOr<std::shared_ptr<const domain::WallSnapshot>> wall) {
+  reader.Read(WallRead{"demo", 1, domain::PeriodSpec(), domain::WallSort::kCountDesc,
+                       [&](absl::StatusOr<WallAnswer> wall) {
                          answer = wall.status();
                          pending.DecrementCount();
                        },

@@ -45,7 +45,7 @@ TEST_F(WallRepositoryTest, ReadWallsReadsEveryGiftOfTheWallsAskedForAndNoOther) 
       "UPDATE user_gift_wall SET gift_name = 'Rose', sender_count = 2, top_sender_user_id = 42, "
       "top_sender_count = 3, first_sender_user_id = 41 WHERE gift_id = 'g005'");
   absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> walls =
-      repo_.ReadWalls("demo", {7, 9, 10});
+      repo_.ReadWalls("demo", std::nullopt, {7, 9, 10});
   ASSERT_TRUE(walls.ok()) << walls.status();
   ASSERT_EQ(walls->size(), 2u) << "user 10 has no wall; user 8 was not asked for";
   ASSERT_EQ(walls->at(7).size(), 120u);
@@ -65,7 +65,7 @@ TEST_F(WallRepositoryTest, ReadWallsReadsEveryGiftOfTheWallsAskedForAndNoOther) 
     EXPECT_EQ(item.first_sender_user_id, 41);
   }
   EXPECT_EQ(ids.size(), 120u);
-  walls = repo_.ReadWalls("other-app", {7});
+  walls = repo_.ReadWalls("other-app", std::nullopt, {7});
   ASSERT_TRUE(walls.ok());
   EXPECT_TRUE(walls->empty());
 }
@@ -81,7 +81,7 @@ TEST_F(WallRepositoryTest, SendersPageInTheTopSenderOrder) {
   std::vector<int64_t> order;
   std::optional<SenderCursor> after;
   for (int pages = 0; pages < 10; ++pages) {
-    absl::StatusOr<SenderPage> page = repo_.ListSenders("demo", 7, "rose", after, 2);
+    absl::StatusOr<SenderPage> page = repo_.ListSenders("demo", 7, std::nullopt, "rose", after, 2);
     ASSERT_TRUE(page.ok()) << page.status();
     for (const domain::SenderStats& s : page->senders) order.push_back(s.user_id);
     if (!page->has_more) break;
@@ -110,11 +110,20 @@ TEST_F(WallRepositoryTest, EveryReadIsServedByAnIndexAndTheWallHasOnlyItsPrimary
     EXPECT_THAT(extra, ::testing::Not(::testing::HasSubstr("filesort"))) << sql;
     return key;
   };
-  EXPECT_EQ(explain(std::string(WallQuery()), {"[[1],[2]]", "demo"}), "PRIMARY");
-  EXPECT_EQ(explain(std::string(SendersQuery(false)), {"demo", 1, "g1", 11}),
+  EXPECT_EQ(explain(std::string(WallQuery(false)), {"[[1],[2]]", "demo"}), "PRIMARY");
+  EXPECT_EQ(explain(std::string(SendersQuery(false, false)), {"demo", 1, "g1", 11}),
             "idx_user_gift_wall_sender_rank");
-  EXPECT_EQ(explain(std::string(SendersQuery(true)), {"demo", 1, "g1", 3, 3, 5, 5, 10, 11}),
+  EXPECT_EQ(explain(std::string(SendersQuery(false, true)), {"demo", 1, "g1", 3, 3, 5, 5, 10, 11}),
             "idx_user_gift_wall_sender_rank");
+  // A period's wall and senders: the same plans on the period tables.
+  EXPECT_EQ(explain(std::string(WallQuery(true)), {"[[1],[2]]", "demo", "month", "2026-12"}),
+            "PRIMARY");
+  EXPECT_EQ(
+      explain(std::string(SendersQuery(true, false)), {"demo", 1, "month", "2026-12", "g1", 11}),
+      "idx_user_gift_wall_period_sender_rank");
+  EXPECT_EQ(explain(std::string(SendersQuery(true, true)),
+                    {"demo", 1, "month", "2026-12", "g1", 3, 3, 5, 5, 10, 11}),
+            "idx_user_gift_wall_period_sender_rank");
   EXPECT_EQ(db_.QueryString("SELECT GROUP_CONCAT(DISTINCT index_name) FROM "
                             "information_schema.statistics WHERE table_schema = DATABASE() AND "
                             "table_name = 'user_gift_wall'"),
