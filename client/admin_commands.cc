@@ -370,10 +370,11 @@ int Verify(Stub& stub) {
   }
   if (!response.samples().empty()) {
     std::vector<std::vector<std::string>> rows = {
-        {"USER", "GIFT", "SENDER", "FIELD", "EXPECTED", "ACTUAL"}};
+        {"USER", "PERIOD", "GIFT", "SENDER", "FIELD", "EXPECTED", "ACTUAL"}};
     for (const v1::Drift& d : response.samples()) {
-      rows.push_back({absl::StrCat(d.user_id()), Cell(d.gift_id()), UserId(d.sender_user_id()),
-                      Cell(d.field()), Cell(d.expected()), Cell(d.actual())});
+      rows.push_back({absl::StrCat(d.user_id()), Cell(d.period()), Cell(d.gift_id()),
+                      UserId(d.sender_user_id()), Cell(d.field()), Cell(d.expected()),
+                      Cell(d.actual())});
     }
     std::cout << "\n" << FormatTable(rows);
     if (response.drifted() > response.samples_size()) {

@@ -112,7 +112,7 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
       engine_(projector_, config.engine),
       ledger_(background_pool_),
       background_outbox_(background_pool_),
-      audit_(background_pool_, config.retry, config.max_wall_gifts),
+      audit_(background_pool_, config.retry, config.max_wall_gifts, config.period_retention),
       background_projector_(background_pool_, config.retry, config.max_wall_gifts,
                             config.period_retention),
       background_engine_(background_projector_, BackgroundEngine(config)),

@@ -172,6 +172,20 @@ std::vector<Period> PeriodsToWrite::Of(int64_t occurred_at_ms) const {
   return periods;
 }
 
+std::optional<Period> PeriodsToWrite::Written(absl::string_view name) const {
+  absl::StatusOr<PeriodSpec> spec = ParsePeriodSpec(name);
+  if (!spec.ok() || spec->all_time() || spec->key.empty()) return std::nullopt;
+  for (const Window& window : windows_) {
+    if (window.kind != *spec->kind) continue;
+    std::optional<Period> period = calendar_.Named(window.kind, spec->key);
+    if (period.has_value() && period->start_ms >= window.first_start_ms &&
+        period->start_ms <= window.last_start_ms) {
+      return period;
+    }
+  }
+  return std::nullopt;
+}
+
 std::string PeriodSpec::Text() const {
   if (all_time()) return "";
   if (key.empty()) return std::string(PeriodKindName(*kind));

@@ -80,6 +80,9 @@ class PeriodsToWrite {
   static absl::StatusOr<PeriodsToWrite> Make(const AppSettings& settings,
                                              const PeriodRetention& retention, int64_t now_ms);
   std::vector<Period> Of(int64_t occurred_at_ms) const;
+  // The period `name` ("month:2026-12") names, if it is one written now: of a kept kind, and
+  // retained.
+  std::optional<Period> Written(absl::string_view name) const;
 
  private:
   struct Window {

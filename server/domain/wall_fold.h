@@ -136,6 +136,7 @@ struct WallDifference {
   std::string field;
   std::string expected;
   std::string actual;
+  std::string period = {};  // "" the all-time wall; "month:2026-12"
 };
 
 // Every difference between what a wall should hold and what it holds. `rows_compared` (if not

@@ -1,6 +1,7 @@
 #include "server/projection/audit_plan.h"
 
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -46,29 +47,101 @@ absl::StatusOr<domain::UserWall> ExpectedWall(UserEvidence& evidence) {
   return wall;
 }
 
-void CompareUser(int64_t user_id, UserEvidence& evidence, size_t max_samples,
-                 VerifyReport& report) {
+std::vector<std::string> AuditPeriods::Of(int64_t occurred_at_ms) const {
+  std::vector<std::string> names;
+  if (!written.has_value()) return names;
+  for (const domain::Period& period : written->Of(occurred_at_ms)) {
+    if (period.start_ms >= from_ms) names.push_back(period.Name());
+  }
+  return names;
+}
+
+bool AuditPeriods::Covers(const std::string& period_name) const {
+  if (!written.has_value()) return false;
+  const std::optional<domain::Period> period = written->Written(period_name);
+  return period.has_value() && period->start_ms >= from_ms;
+}
+
+absl::StatusOr<std::map<std::string, domain::UserWall>> ExpectedPeriodWalls(
+    const UserEvidence& evidence, const AuditPeriods& periods,
+    const std::set<std::string>& left_out) {
+  std::vector<domain::FoldEvent> events;
+  for (const auto& [id, e] : evidence.events) {
+    if (left_out.count(id) > 0) continue;
+    domain::FoldEvent event = e;
+    event.periods = periods.Of(e.occurred_at_ms);
+    if (!event.periods.empty()) events.push_back(std::move(event));
+  }
+  return domain::FoldUserPeriodWalls(events);
+}
+
+namespace {
+
+// The covered period walls the user holds.
+std::map<std::string, domain::UserWall> ActualPeriodWalls(const UserEvidence& evidence,
+                                                          const AuditPeriods& periods) {
+  std::map<std::string, domain::UserWall> actual;
+  for (const auto& [name, wall] : evidence.actual_periods) {
+    if (periods.Covers(name)) actual.emplace(name, wall);
+  }
+  return actual;
+}
+
+// Every period either side has, in order.
+std::set<std::string> PeriodsOfEither(const std::map<std::string, domain::UserWall>& a,
+                                      const std::map<std::string, domain::UserWall>& b) {
+  std::set<std::string> names;
+  for (const auto& [name, wall] : a) names.insert(name);
+  for (const auto& [name, wall] : b) names.insert(name);
+  return names;
+}
+
+const domain::UserWall& WallOf(const std::map<std::string, domain::UserWall>& walls,
+                               const std::string& period) {
+  static const auto* const kEmpty = new domain::UserWall();
+  auto it = walls.find(period);
+  return it == walls.end() ? *kEmpty : it->second;
+}
+
+}  // namespace
+
+void CompareUser(int64_t user_id, UserEvidence& evidence, const AuditPeriods& periods,
+                 size_t max_samples, VerifyReport& report) {
   ++report.users_checked;
   absl::StatusOr<domain::UserWall> expected = ExpectedWall(evidence);
-  if (!expected.ok()) {
+  absl::StatusOr<std::map<std::string, domain::UserWall>> expected_periods =
+      expected.ok() ? ExpectedPeriodWalls(evidence, periods) : expected.status();
+  if (!expected_periods.ok()) {
     report.unverifiable_users.push_back(user_id);
     return;
   }
   int64_t rows = 0;
   std::vector<domain::WallDifference> diffs =
       domain::DiffUserWalls(*expected, evidence.actual, &rows);
+  const std::map<std::string, domain::UserWall> actual_periods =
+      ActualPeriodWalls(evidence, periods);
+  for (const std::string& period : PeriodsOfEither(*expected_periods, actual_periods)) {
+    int64_t period_rows = 0;
+    for (domain::WallDifference& d : domain::DiffUserWalls(
+             WallOf(*expected_periods, period), WallOf(actual_periods, period), &period_rows)) {
+      d.period = period;
+      diffs.push_back(std::move(d));
+    }
+    rows += period_rows;
+  }
   report.rows_checked += rows;
   if (diffs.empty()) return;
   report.drifted_users.push_back(user_id);
-  std::set<std::pair<std::string, int64_t>> drifted_rows;
+  std::set<std::tuple<std::string, std::string, int64_t>> drifted_rows;
   for (domain::WallDifference& d : diffs) {
-    drifted_rows.insert({d.gift_id, d.sender_user_id});
+    drifted_rows.insert({d.period, d.gift_id, d.sender_user_id});
     if (report.samples.size() < max_samples) report.samples.push_back({user_id, std::move(d)});
   }
   report.drifted += static_cast<int64_t>(drifted_rows.size());
 }
 
-absl::StatusOr<RebuildPlan> PlanRebuild(UserEvidence& evidence, int64_t max_wall_gifts) {
+absl::StatusOr<RebuildPlan> PlanRebuild(UserEvidence& evidence, const AuditPeriods& periods,
+                                        int64_t max_wall_gifts) {
   absl::StatusOr<domain::UserWall> expected = ExpectedWall(evidence);
   if (!expected.ok()) return expected.status();
   RebuildPlan plan;
@@ -82,6 +155,21 @@ absl::StatusOr<RebuildPlan> PlanRebuild(UserEvidence& evidence, int64_t max_wall
     auto it = expected->find(d.gift_id);
     plan.gifts[d.gift_id] =
         it == expected->end() ? std::nullopt : std::optional<domain::WallRow>(it->second);
+  }
+  const std::set<std::string> killed(plan.killed.begin(), plan.killed.end());
+  absl::StatusOr<std::map<std::string, domain::UserWall>> expected_periods =
+      ExpectedPeriodWalls(evidence, periods, killed);
+  if (!expected_periods.ok()) return expected_periods.status();
+  const std::map<std::string, domain::UserWall> actual_periods =
+      ActualPeriodWalls(evidence, periods);
+  for (const std::string& period : PeriodsOfEither(*expected_periods, actual_periods)) {
+    const domain::UserWall& wall = WallOf(*expected_periods, period);
+    for (const domain::WallDifference& d :
+         domain::DiffUserWalls(wall, WallOf(actual_periods, period))) {
+      auto it = wall.find(d.gift_id);
+      plan.period_gifts[{period, d.gift_id}] =
+          it == wall.end() ? std::nullopt : std::optional<domain::WallRow>(it->second);
+    }
   }
   return plan;
 }

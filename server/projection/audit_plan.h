@@ -8,11 +8,14 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/domain/app_settings.h"
 #include "server/domain/wall_fold.h"
 #include "server/storage/wall_audit_repository.h"
 
@@ -38,6 +41,20 @@ struct UserEvidence {
   std::map<std::string, domain::FoldEvent> events;  // by event id
   std::string unverifiable;  // why the user cannot be recomputed; empty if it can
   domain::UserWall actual;
+  std::map<std::string, domain::UserWall> actual_periods;  // by period name
+};
+
+// The period walls an audit covers (DESIGN §2.15): those the app's events write now (kept kinds,
+// retained periods), and of those, only the ones that began at or after `from_ms`. Verify starts
+// at the settings' last change (periods before it lack what was folded before it: not drift);
+// rebuild covers them all.
+struct AuditPeriods {
+  std::optional<domain::PeriodsToWrite> written;  // none: the app keeps no period walls
+  int64_t from_ms = INT64_MIN;
+
+  // The names of the covered periods an event falls in.
+  std::vector<std::string> Of(int64_t occurred_at_ms) const;
+  bool Covers(const std::string& period_name) const;
 };
 
 // Adds done events to their users' evidence, with the same rules as every path that projects
@@ -51,21 +68,31 @@ void AddDoneEvents(absl::string_view app_code, std::vector<storage::DoneEventRow
 // evidence in the ledger (pruned, or from before it): left alone too.
 absl::StatusOr<domain::UserWall> ExpectedWall(UserEvidence& evidence);
 
-// Compares one user's wall with the fold of its events into `report`, keeping at most
-// `max_samples` differences in all.
-void CompareUser(int64_t user_id, UserEvidence& evidence, size_t max_samples, VerifyReport& report);
+// What the user's covered period walls must hold: the fold of its events, less `left_out` (the
+// events of gifts beyond the cap, which go dead).
+absl::StatusOr<std::map<std::string, domain::UserWall>> ExpectedPeriodWalls(
+    const UserEvidence& evidence, const AuditPeriods& periods,
+    const std::set<std::string>& left_out = {});
+
+// Compares one user's wall, and its covered period walls, with the fold of its events into
+// `report`, keeping at most `max_samples` differences in all.
+void CompareUser(int64_t user_id, UserEvidence& evidence, const AuditPeriods& periods,
+                 size_t max_samples, VerifyReport& report);
 
 // What a rebuild of one user writes.
 struct RebuildPlan {
   // The gifts to rewrite, with the row each must hold (none: removed).
   std::map<std::string, std::optional<domain::WallRow>> gifts;
+  // The same for the covered period walls, by (period name, gift).
+  std::map<std::pair<std::string, std::string>, std::optional<domain::WallRow>> period_gifts;
   size_t gifts_beyond_cap = 0;
   std::vector<std::string> killed;  // done events of the gifts beyond the cap: to go dead
 };
 
 // Only the gifts that differ are rewritten; a wall is kept within `max_wall_gifts` as live
 // projection would have kept it. FAILED_PRECONDITION if the user cannot be recomputed.
-absl::StatusOr<RebuildPlan> PlanRebuild(UserEvidence& evidence, int64_t max_wall_gifts);
+absl::StatusOr<RebuildPlan> PlanRebuild(UserEvidence& evidence, const AuditPeriods& periods,
+                                        int64_t max_wall_gifts);
 
 }  // namespace giftwall::projection
 

@@ -9,6 +9,7 @@
 #include "server/common/status_macros.h"
 #include "server/domain/app_code.h"
 #include "server/domain/wall_cap.h"
+#include "server/storage/app_settings_store.h"
 #include "server/storage/contention.h"
 
 namespace giftwall::projection {
@@ -27,12 +28,29 @@ absl::StatusOr<std::vector<std::string>> OutboxCodesOf(AuditStatements& rows,
 
 }  // namespace
 
+absl::StatusOr<AuditPeriods> WallAudit::PeriodsOf(storage::SqlConnection& conn,
+                                                  absl::string_view app_code,
+                                                  bool from_settings_change) const {
+  const std::string app(app_code);
+  ASSIGN_OR_RETURN(storage::AppSettingsSnapshot snapshot,
+                   storage::ReadAppSettings(conn, {app}, /*shared_lock=*/false));
+  AuditPeriods periods;
+  auto settings = snapshot.apps.find(app);
+  if (settings == snapshot.apps.end() || settings->second.kinds.empty()) return periods;
+  ASSIGN_OR_RETURN(periods.written,
+                   domain::PeriodsToWrite::Make(settings->second, retention_, snapshot.now_ms));
+  if (from_settings_change) periods.from_ms = settings->second.changed_at_ms;
+  return periods;
+}
+
 absl::StatusOr<VerifyReport> WallAudit::Verify(absl::string_view app_code, int64_t user_id,
                                                const std::function<bool()>& cancelled,
                                                size_t max_samples) {
   ASSIGN_OR_RETURN(storage::PooledConnection conn, pool_.Acquire());
   AuditStatements rows(*conn);
   ASSIGN_OR_RETURN(const std::vector<std::string> outbox_codes, OutboxCodesOf(rows, app_code));
+  ASSIGN_OR_RETURN(const AuditPeriods periods,
+                   PeriodsOf(*conn, app_code, /*from_settings_change=*/true));
   VerifyReport report;
   int64_t after = user_id > 0 ? user_id - 1 : 0;
   for (;;) {
@@ -47,7 +65,8 @@ absl::StatusOr<VerifyReport> WallAudit::Verify(absl::string_view app_code, int64
       ASSIGN_OR_RETURN(hi, rows.NextChunkEnd(app_code, after));
       if (hi == after) break;
     }
-    RETURN_IF_ERROR(VerifyChunk(rows, app_code, outbox_codes, after, hi, max_samples, report));
+    RETURN_IF_ERROR(
+        VerifyChunk(rows, app_code, outbox_codes, periods, after, hi, max_samples, report));
     if (user_id > 0 || hi == std::numeric_limits<int64_t>::max()) break;
     after = hi;
   }
@@ -68,16 +87,21 @@ absl::StatusOr<VerifyReport> WallAudit::VerifyAndRepair(absl::string_view app_co
 }
 
 absl::Status WallAudit::VerifyChunk(AuditStatements& rows, absl::string_view app_code,
-                                    const std::vector<std::string>& outbox_codes, int64_t after,
-                                    int64_t hi, size_t max_samples, VerifyReport& report) {
+                                    const std::vector<std::string>& outbox_codes,
+                                    const AuditPeriods& periods, int64_t after, int64_t hi,
+                                    size_t max_samples, VerifyReport& report) {
   std::map<int64_t, UserEvidence> users;
   ASSIGN_OR_RETURN(auto walls, rows.WallRows(app_code, after, hi, /*lock=*/false));
   for (auto& [user, wall] : walls) users[user].actual = std::move(wall);
+  if (periods.written.has_value()) {
+    ASSIGN_OR_RETURN(auto period_walls, rows.PeriodWallRows(app_code, after, hi, /*lock=*/false));
+    for (auto& [user, of_user] : period_walls) users[user].actual_periods = std::move(of_user);
+  }
   ASSIGN_OR_RETURN(auto done, rows.DoneEvents(app_code, outbox_codes, after, hi));
   AddDoneEvents(app_code, std::move(done), users);
   for (auto& [user, evidence] : users) {
     if (user <= 0) continue;  // dead events whose payload named no user
-    CompareUser(user, evidence, max_samples, report);
+    CompareUser(user, evidence, periods, max_samples, report);
   }
   return absl::OkStatus();
 }
@@ -113,6 +137,9 @@ absl::StatusOr<bool> WallAudit::RebuildLocked(storage::SqlConnection& conn,
   UserEvidence& evidence = users[user_id] = before;
   ASSIGN_OR_RETURN(auto walls, rows.WallRows(app_code, user_id - 1, user_id, /*lock=*/true));
   evidence.actual = std::move(walls[user_id]);
+  ASSIGN_OR_RETURN(auto period_walls,
+                   rows.PeriodWallRows(app_code, user_id - 1, user_id, /*lock=*/true));
+  evidence.actual_periods = std::move(period_walls[user_id]);
   // The first plain read: the snapshot is taken now, with every lock held.
   ASSIGN_OR_RETURN(const std::set<std::string> done, rows.DoneEventIds(app_code, user_id));
   for (auto it = evidence.events.begin(); it != evidence.events.end();) {
@@ -123,7 +150,9 @@ absl::StatusOr<bool> WallAudit::RebuildLocked(storage::SqlConnection& conn,
     ASSIGN_OR_RETURN(auto event, rows.DoneEvent(app_code, outbox_codes, id));
     AddDoneEvents(app_code, std::move(event), users);
   }
-  absl::StatusOr<RebuildPlan> plan = PlanRebuild(evidence, max_wall_gifts_);
+  ASSIGN_OR_RETURN(const AuditPeriods periods,
+                   PeriodsOf(conn, app_code, /*from_settings_change=*/false));
+  absl::StatusOr<RebuildPlan> plan = PlanRebuild(evidence, periods, max_wall_gifts_);
   if (!plan.ok()) return false;
   if (!plan->killed.empty()) {
     LOG(WARNING) << "rebuild of app " << app_code << " user " << user_id << ": "
@@ -133,7 +162,11 @@ absl::StatusOr<bool> WallAudit::RebuildLocked(storage::SqlConnection& conn,
                                         domain::WallCapReason(user_id, max_wall_gifts_)));
   }
   for (const auto& [gift_id, row] : plan->gifts) {
-    RETURN_IF_ERROR(rows.ReplaceGift(app_code, user_id, gift_id, row ? &*row : nullptr));
+    RETURN_IF_ERROR(rows.ReplaceGift(app_code, user_id, "", gift_id, row ? &*row : nullptr));
+  }
+  for (const auto& [period_gift, row] : plan->period_gifts) {
+    const auto& [period, gift_id] = period_gift;
+    RETURN_IF_ERROR(rows.ReplaceGift(app_code, user_id, period, gift_id, row ? &*row : nullptr));
   }
   RETURN_IF_ERROR(tx.Commit());
   return true;

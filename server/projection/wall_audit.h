@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/domain/app_settings.h"
 #include "server/domain/backoff.h"
 #include "server/domain/wall_cap.h"
 #include "server/projection/audit_plan.h"
@@ -21,14 +23,21 @@ namespace giftwall::projection {
 class WallAudit {
  public:
   // `max_wall_gifts`: rebuild keeps a wall within the cap as projection does (DESIGN §2.14).
+  // `retention`: the period walls covered are those projection writes (DESIGN §2.15).
   WallAudit(storage::ConnectionPool& pool, domain::RetryPolicy retry,
-            int64_t max_wall_gifts = domain::kDefaultMaxWallGifts)
-      : pool_(pool), repository_(pool), retry_(retry), max_wall_gifts_(max_wall_gifts) {}
+            int64_t max_wall_gifts = domain::kDefaultMaxWallGifts,
+            domain::PeriodRetention retention = {})
+      : pool_(pool),
+        repository_(pool),
+        retry_(retry),
+        max_wall_gifts_(max_wall_gifts),
+        retention_(std::move(retention)) {}
 
   // Compares the walls of one app (or one user, if user_id > 0) with the fold of their done
   // events, each chunk of users read in one consistent snapshot. Users with done events whose
   // outbox rows are gone (or no longer parse) cannot be recomputed: they are listed as
-  // unverifiable and not compared.
+  // unverifiable and not compared. Period walls are compared from the settings' last change on
+  // (AuditPeriods); UNAVAILABLE if the app's zone cannot be loaded.
   // `cancelled`, if given, is asked between chunks of users: true ends the verify (CANCELLED).
   absl::StatusOr<VerifyReport> Verify(absl::string_view app_code, int64_t user_id,
                                       const std::function<bool()>& cancelled = nullptr,
@@ -41,9 +50,10 @@ class WallAudit {
                                                const std::function<bool()>& cancelled = nullptr);
 
   // Rebuilds one user's wall: locks the user's wall and sender rows (and the gaps between them,
-  // so a concurrent projection of a new gift waits too), folds the user's done events as
-  // committed at that moment, and replaces the rows that differ. A projection that was waiting
-  // applies on top. Returns false, changing nothing, if the user cannot be recomputed.
+  // so a concurrent projection of a new gift waits too), then its period rows, folds the user's
+  // done events as committed at that moment, and replaces the rows that differ, of every
+  // retained period of a kept kind too. A projection that was waiting applies on top. Returns
+  // false, changing nothing, if the user cannot be recomputed.
   absl::StatusOr<bool> RebuildUser(absl::string_view app_code, int64_t user_id);
 
   // Every user of the app with a ledger row or a wall row, ascending.
@@ -58,8 +68,13 @@ class WallAudit {
  private:
   // Verifies the users in (after, hi] into `report`, on a snapshot of their own.
   absl::Status VerifyChunk(storage::AuditStatements& rows, absl::string_view app_code,
-                           const std::vector<std::string>& outbox_codes, int64_t after, int64_t hi,
+                           const std::vector<std::string>& outbox_codes,
+                           const AuditPeriods& periods, int64_t after, int64_t hi,
                            size_t max_samples, VerifyReport& report);
+  // The period walls the app's events write now, read on `conn`; from the settings' last change
+  // on, or all of them.
+  absl::StatusOr<AuditPeriods> PeriodsOf(storage::SqlConnection& conn, absl::string_view app_code,
+                                         bool from_settings_change) const;
   // The rebuild's transaction, under the locks: `before` is what was read before them.
   absl::StatusOr<bool> RebuildLocked(storage::SqlConnection& conn, absl::string_view app_code,
                                      int64_t user_id, const std::vector<std::string>& outbox_codes,
@@ -69,6 +84,7 @@ class WallAudit {
   storage::WallAuditRepository repository_;
   const domain::RetryPolicy retry_;
   const int64_t max_wall_gifts_;
+  const domain::PeriodRetention retention_;
 };
 
 }  // namespace giftwall::projection

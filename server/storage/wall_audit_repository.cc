@@ -92,53 +92,82 @@ WHERE pe.status = 'done')sql"));
 // Event ids per kKillDoneEvents statement.
 constexpr size_t kKillBatch = 1000;
 
-constexpr absl::string_view kDeleteGiftSenders =
-    "DELETE FROM user_gift_wall_sender WHERE app_code = ? AND user_id = ? AND gift_id = ?";
-constexpr absl::string_view kDeleteGift =
-    "DELETE FROM user_gift_wall WHERE app_code = ? AND user_id = ? AND gift_id = ?";
+// The wall tables, all-time or of the periods (DESIGN §2.15), whose rows add the period's kind
+// and key to the all-time columns.
+struct WallTables {
+  absl::string_view walls;
+  absl::string_view senders;
+  bool periods;
+};
+constexpr WallTables kAllTime = {"user_gift_wall", "user_gift_wall_sender", false};
+constexpr WallTables kPeriods = {"user_gift_wall_period", "user_gift_wall_period_sender", true};
 
-// Whole rows of the walls of the users in (?, ?], for the audit and the rebuild.
-std::string RowsOfUsers(absl::string_view table, absl::Span<const ResultColumn> columns,
-                        bool lock) {
-  return absl::StrCat("SELECT ", SelectList(columns), " FROM ", table,
+// Whole rows of the walls of the users in (?, ?], for the audit and the rebuild; a period row's
+// "kind:key" after the columns.
+std::string RowsOfUsers(absl::string_view table, bool periods,
+                        absl::Span<const ResultColumn> columns, bool lock) {
+  return absl::StrCat("SELECT ", SelectList(columns),
+                      periods ? ", CONCAT(period_kind, ':', period_key)" : "", " FROM ", table,
                       " WHERE app_code = ? AND user_id > ? AND user_id <= ?",
                       lock ? " FOR UPDATE" : "");
 }
 
-const std::string& WallRowsSql(bool lock) {
-  static const auto* const read =
-      new std::string(RowsOfUsers("user_gift_wall", wall_row::kColumns, false));
-  static const auto* const locking =
-      new std::string(RowsOfUsers("user_gift_wall", wall_row::kColumns, true));
-  return lock ? *locking : *read;
+// [periods][lock]
+const std::string& WallRowsSql(const WallTables& t, bool lock) {
+  static const auto* const sqls =
+      new std::string[4]{RowsOfUsers(kAllTime.walls, false, wall_row::kColumns, false),
+                         RowsOfUsers(kAllTime.walls, false, wall_row::kColumns, true),
+                         RowsOfUsers(kPeriods.walls, true, wall_row::kColumns, false),
+                         RowsOfUsers(kPeriods.walls, true, wall_row::kColumns, true)};
+  return sqls[(t.periods ? 2 : 0) + (lock ? 1 : 0)];
 }
 
-const std::string& SenderRowsSql(bool lock) {
-  static const auto* const read =
-      new std::string(RowsOfUsers("user_gift_wall_sender", sender_row::kColumns, false));
-  static const auto* const locking =
-      new std::string(RowsOfUsers("user_gift_wall_sender", sender_row::kColumns, true));
-  return lock ? *locking : *read;
+const std::string& SenderRowsSql(const WallTables& t, bool lock) {
+  static const auto* const sqls =
+      new std::string[4]{RowsOfUsers(kAllTime.senders, false, sender_row::kColumns, false),
+                         RowsOfUsers(kAllTime.senders, false, sender_row::kColumns, true),
+                         RowsOfUsers(kPeriods.senders, true, sender_row::kColumns, false),
+                         RowsOfUsers(kPeriods.senders, true, sender_row::kColumns, true)};
+  return sqls[(t.periods ? 2 : 0) + (lock ? 1 : 0)];
 }
 
-// One row into `table`: its columns and the row's times.
-std::string InsertRow(absl::string_view table, absl::Span<const ResultColumn> columns) {
+// One row into `table`: its columns and the row's times; a period's kind and key after the app
+// code.
+std::string InsertRow(absl::string_view table, bool periods,
+                      absl::Span<const ResultColumn> columns) {
   std::string placeholders;
   for (size_t i = 0; i < columns.size(); ++i) placeholders.append("?, ");
-  return absl::StrCat("INSERT INTO ", table, " (app_code, ", SelectList(columns),
-                      ", created_at_ms, updated_at_ms)\nVALUES (?, ", placeholders,
-                      GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS, ")");
+  return absl::StrCat("INSERT INTO ", table, " (app_code, ",
+                      periods ? "period_kind, period_key, " : "", SelectList(columns),
+                      ", created_at_ms, updated_at_ms)\nVALUES (?, ", periods ? "?, ?, " : "",
+                      placeholders, GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS, ")");
 }
 
-const std::string& InsertWallRowSql() {
-  static const auto* const sql = new std::string(InsertRow("user_gift_wall", wall_row::kColumns));
-  return *sql;
+const std::string& InsertWallRowSql(const WallTables& t) {
+  static const auto* const sqls =
+      new std::string[2]{InsertRow(kAllTime.walls, false, wall_row::kColumns),
+                         InsertRow(kPeriods.walls, true, wall_row::kColumns)};
+  return sqls[t.periods ? 1 : 0];
 }
 
-const std::string& InsertSenderRowSql() {
-  static const auto* const sql =
-      new std::string(InsertRow("user_gift_wall_sender", sender_row::kColumns));
-  return *sql;
+const std::string& InsertSenderRowSql(const WallTables& t) {
+  static const auto* const sqls =
+      new std::string[2]{InsertRow(kAllTime.senders, false, sender_row::kColumns),
+                         InsertRow(kPeriods.senders, true, sender_row::kColumns)};
+  return sqls[t.periods ? 1 : 0];
+}
+
+std::string DeleteGift(absl::string_view table, bool periods) {
+  return absl::StrCat("DELETE FROM ", table, " WHERE app_code = ? AND user_id = ?",
+                      periods ? " AND period_kind = ? AND period_key = ?" : "", " AND gift_id = ?");
+}
+
+// [periods]: the sender rows', then the wall row's.
+const std::string* DeleteGiftSql(const WallTables& t) {
+  static const auto* const sqls =
+      new std::string[4]{DeleteGift(kAllTime.senders, false), DeleteGift(kAllTime.walls, false),
+                         DeleteGift(kPeriods.senders, true), DeleteGift(kPeriods.walls, true)};
+  return &sqls[t.periods ? 2 : 0];
 }
 
 // User-level lock names are limited to 64 characters on MySQL: hash the variable part.
@@ -170,8 +199,9 @@ domain::WallRow WallRowOf(const SqlRow& row) {
   return w;
 }
 
-// The parameters of InsertWallRowSql: the app code, then the row's columns by name.
-std::vector<SqlParam> WallRowParams(absl::string_view app_code, int64_t user_id,
+// The parameters of InsertWallRowSql: the app code (and the period's kind and key), then the
+// row's columns by name.
+std::vector<SqlParam> WallRowParams(absl::Span<const SqlParam> key, int64_t user_id,
                                     absl::string_view gift_id, const domain::WallRow& w) {
   namespace col = wall_row;
   std::vector<SqlParam> columns(std::size(col::kColumns));
@@ -196,11 +226,11 @@ std::vector<SqlParam> WallRowParams(absl::string_view app_code, int64_t user_id,
   columns[col::kFirstSender] = w.first_sender_user_id;
   columns[col::kFirstSenderAt] = w.first_sender_at_ms;
   columns[col::kFirstSenderEvent] = w.first_sender_event_id;
-  columns.insert(columns.begin(), app_code);
+  columns.insert(columns.begin(), key.begin(), key.end());
   return columns;
 }
 
-std::vector<SqlParam> SenderRowParams(absl::string_view app_code, int64_t user_id,
+std::vector<SqlParam> SenderRowParams(absl::Span<const SqlParam> key, int64_t user_id,
                                       absl::string_view gift_id, int64_t sender,
                                       const domain::SenderRow& s) {
   namespace col = sender_row;
@@ -212,8 +242,34 @@ std::vector<SqlParam> SenderRowParams(absl::string_view app_code, int64_t user_i
   columns[col::kSentCoins] = s.sent_coins;
   columns[col::kFirstSent] = s.first_sent_at_ms;
   columns[col::kLastSent] = s.last_sent_at_ms;
-  columns.insert(columns.begin(), app_code);
+  columns.insert(columns.begin(), key.begin(), key.end());
   return columns;
+}
+
+// The rows of the walls of the users in (lo, hi] of `t`, by user and wall name ("" all-time).
+absl::StatusOr<std::map<int64_t, std::map<std::string, domain::UserWall>>> ReadWallRows(
+    SqlConnection& conn, const WallTables& t, absl::string_view app_code, int64_t lo, int64_t hi,
+    bool lock) {
+  std::map<int64_t, std::map<std::string, domain::UserWall>> walls;
+  // A row's wall: its user, and its period's name after the `columns` it has.
+  auto wall_of = [&](const SqlRow& row, int user, size_t columns) -> domain::UserWall& {
+    return walls[row.Int(user)][t.periods ? row.Str(static_cast<int>(columns)) : ""];
+  };
+  RETURN_IF_ERROR(conn.Query(SenderRowsSql(t, lock), {app_code, lo, hi}, [&](const SqlRow& row) {
+    namespace col = sender_row;
+    wall_of(row, col::kUserId, std::size(col::kColumns))[row.Str(col::kGiftId)]
+        .senders[row.Int(col::kSenderId)] =
+        domain::SenderRow{row.Int(col::kSentCount), row.Int(col::kSentCoins),
+                          row.Int(col::kFirstSent), row.Int(col::kLastSent)};
+  }));
+  RETURN_IF_ERROR(conn.Query(WallRowsSql(t, lock), {app_code, lo, hi}, [&](const SqlRow& row) {
+    domain::WallRow& w =
+        wall_of(row, wall_row::kUserId, std::size(wall_row::kColumns))[row.Str(wall_row::kGiftId)];
+    std::map<int64_t, domain::SenderRow> senders = std::move(w.senders);
+    w = WallRowOf(row);
+    w.senders = std::move(senders);
+  }));
+  return walls;
 }
 
 }  // namespace
@@ -284,20 +340,15 @@ absl::StatusOr<int64_t> AuditStatements::NextChunkEnd(absl::string_view app_code
 
 absl::StatusOr<std::map<int64_t, domain::UserWall>> AuditStatements::WallRows(
     absl::string_view app_code, int64_t lo, int64_t hi, bool lock) {
+  ASSIGN_OR_RETURN(auto rows, ReadWallRows(conn_, kAllTime, app_code, lo, hi, lock));
   std::map<int64_t, domain::UserWall> walls;
-  RETURN_IF_ERROR(conn_.Query(SenderRowsSql(lock), {app_code, lo, hi}, [&](const SqlRow& row) {
-    namespace col = sender_row;
-    walls[row.Int(col::kUserId)][row.Str(col::kGiftId)].senders[row.Int(col::kSenderId)] =
-        domain::SenderRow{row.Int(col::kSentCount), row.Int(col::kSentCoins),
-                          row.Int(col::kFirstSent), row.Int(col::kLastSent)};
-  }));
-  RETURN_IF_ERROR(conn_.Query(WallRowsSql(lock), {app_code, lo, hi}, [&](const SqlRow& row) {
-    domain::WallRow& w = walls[row.Int(wall_row::kUserId)][row.Str(wall_row::kGiftId)];
-    std::map<int64_t, domain::SenderRow> senders = std::move(w.senders);
-    w = WallRowOf(row);
-    w.senders = std::move(senders);
-  }));
+  for (auto& [user, of_user] : rows) walls[user] = std::move(of_user[""]);
   return walls;
+}
+
+absl::StatusOr<std::map<int64_t, std::map<std::string, domain::UserWall>>>
+AuditStatements::PeriodWallRows(absl::string_view app_code, int64_t lo, int64_t hi, bool lock) {
+  return ReadWallRows(conn_, kPeriods, app_code, lo, hi, lock);
 }
 
 absl::StatusOr<std::vector<DoneEventRow>> AuditStatements::ReadDoneEvents(
@@ -341,16 +392,27 @@ absl::StatusOr<std::set<std::string>> AuditStatements::DoneEventIds(absl::string
 }
 
 absl::Status AuditStatements::ReplaceGift(absl::string_view app_code, int64_t user_id,
-                                          const std::string& gift_id, const domain::WallRow* row) {
-  for (absl::string_view sql : {kDeleteGiftSenders, kDeleteGift}) {
-    RETURN_IF_ERROR(conn_.Execute(sql, {app_code, user_id, gift_id}).status());
+                                          absl::string_view period, const std::string& gift_id,
+                                          const domain::WallRow* row) {
+  const WallTables& t = period.empty() ? kAllTime : kPeriods;
+  // The row's key before its columns: the app code, and a period's kind and key.
+  std::vector<SqlParam> key = {app_code};
+  if (t.periods) {
+    const size_t colon = period.find(':');
+    key.push_back(period.substr(0, colon));
+    key.push_back(period.substr(colon + 1));
   }
+  std::vector<SqlParam> where = key;
+  where.insert(where.begin() + 1, user_id);
+  where.push_back(gift_id);
+  const std::string* deletes = DeleteGiftSql(t);
+  for (int i = 0; i < 2; ++i) RETURN_IF_ERROR(conn_.Execute(deletes[i], where).status());
   if (row == nullptr) return absl::OkStatus();
   RETURN_IF_ERROR(
-      conn_.Execute(InsertWallRowSql(), WallRowParams(app_code, user_id, gift_id, *row)).status());
+      conn_.Execute(InsertWallRowSql(t), WallRowParams(key, user_id, gift_id, *row)).status());
   for (const auto& [sender, s] : row->senders) {
     RETURN_IF_ERROR(
-        conn_.Execute(InsertSenderRowSql(), SenderRowParams(app_code, user_id, gift_id, sender, s))
+        conn_.Execute(InsertSenderRowSql(t), SenderRowParams(key, user_id, gift_id, sender, s))
             .status());
   }
   return absl::OkStatus();

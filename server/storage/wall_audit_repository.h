@@ -76,6 +76,10 @@ class AuditStatements {
   // before walls: the order every projection takes them in) if `lock`.
   absl::StatusOr<std::map<int64_t, domain::UserWall>> WallRows(absl::string_view app_code,
                                                                int64_t lo, int64_t hi, bool lock);
+  // The same for the users' period walls (DESIGN §2.15), by user and period name
+  // ("month:2026-12"); read after WallRows when locking, the order projection takes them in.
+  absl::StatusOr<std::map<int64_t, std::map<std::string, domain::UserWall>>> PeriodWallRows(
+      absl::string_view app_code, int64_t lo, int64_t hi, bool lock);
   // The done events of the users in (lo, hi], each once, with its outbox row under the first of
   // `outbox_codes` that holds one.
   absl::StatusOr<std::vector<DoneEventRow>> DoneEvents(absl::string_view app_code,
@@ -87,9 +91,10 @@ class AuditStatements {
                                                       absl::string_view event_id);
   // The ids of one user's done events: index-only, cheap under locks.
   absl::StatusOr<std::set<std::string>> DoneEventIds(absl::string_view app_code, int64_t user_id);
-  // Replaces one gift's wall and sender rows with `row`, or removes them if null.
-  absl::Status ReplaceGift(absl::string_view app_code, int64_t user_id, const std::string& gift_id,
-                           const domain::WallRow* row);
+  // Replaces one gift's wall and sender rows, all-time (`period` "") or of one period
+  // ("month:2026-12"), with `row`, or removes them if null.
+  absl::Status ReplaceGift(absl::string_view app_code, int64_t user_id, absl::string_view period,
+                           const std::string& gift_id, const domain::WallRow* row);
   // Writes done events dead with `reason`, in batches.
   absl::Status KillDoneEvents(absl::string_view app_code, absl::Span<const std::string> event_ids,
                               absl::string_view reason);

@@ -460,6 +460,7 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
             out->set_field(d.difference.field);
             out->set_expected(d.difference.expected);
             out->set_actual(d.difference.actual);
+            out->set_period(d.difference.period);
           }
           response->set_repaired(report->repaired);
           return grpc::Status::OK;

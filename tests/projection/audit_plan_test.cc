@@ -85,7 +85,7 @@ TEST(AuditPlan, CompareCountsDriftedRowsOnceAndKeepsTheFirstSamples) {
   std::map<int64_t, UserEvidence> users;
   AddDoneEvents("demo", rows, users);
   users[7].actual = Folded(rows);
-  CompareUser(7, users[7], 1, report);
+  CompareUser(7, users[7], AuditPeriods(), 1, report);
   EXPECT_EQ(report.users_checked, 1);
   EXPECT_GT(report.rows_checked, 0);
   EXPECT_THAT(report.drifted_users, IsEmpty());
@@ -93,14 +93,14 @@ TEST(AuditPlan, CompareCountsDriftedRowsOnceAndKeepsTheFirstSamples) {
   users[7].actual["rose"].gift_count = 5;
   users[7].actual["rose"].total_coins = 99;
   users[7].actual.erase("lily");
-  CompareUser(7, users[7], 1, report);
+  CompareUser(7, users[7], AuditPeriods(), 1, report);
   EXPECT_THAT(report.drifted_users, ElementsAre(7));
   EXPECT_EQ(report.drifted, 2) << "rose (two fields) and lily: two rows";
   EXPECT_EQ(report.samples.size(), 1u);
 
   UserEvidence lost;
   lost.unverifiable = "gone";
-  CompareUser(8, lost, 1, report);
+  CompareUser(8, lost, AuditPeriods(), 1, report);
   EXPECT_THAT(report.unverifiable_users, ElementsAre(8));
   EXPECT_EQ(report.users_checked, 3);
 }
@@ -112,7 +112,8 @@ TEST(AuditPlan, ARebuildRewritesOnlyTheGiftsThatDiffer) {
   users[7].actual = Folded(rows);
   users[7].actual["rose"].gift_count = 9;
   users[7].actual["stray"].gift_count = 1;
-  absl::StatusOr<RebuildPlan> plan = PlanRebuild(users[7], domain::kDefaultMaxWallGifts);
+  absl::StatusOr<RebuildPlan> plan =
+      PlanRebuild(users[7], AuditPeriods(), domain::kDefaultMaxWallGifts);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->gifts.size(), 2u);
   EXPECT_EQ(plan->gifts.at("rose")->gift_count, 2);
@@ -127,7 +128,7 @@ TEST(AuditPlan, ARebuildKeepsTheWallWithinTheCapAndKillsTheEventsBeyondIt) {
   std::map<int64_t, UserEvidence> users;
   AddDoneEvents("demo", rows, users);
   users[7].actual = Folded(rows);
-  absl::StatusOr<RebuildPlan> plan = PlanRebuild(users[7], 2);
+  absl::StatusOr<RebuildPlan> plan = PlanRebuild(users[7], AuditPeriods(), 2);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->gifts_beyond_cap, 1u);
   EXPECT_THAT(plan->killed, ElementsAre("E3", "E4"));
@@ -139,7 +140,8 @@ TEST(AuditPlan, AnUnverifiableUserIsNotRebuilt) {
   UserEvidence evidence;
   evidence.unverifiable = "the outbox row of done event E1 is gone";
   evidence.actual["rose"].gift_count = 1;
-  EXPECT_EQ(PlanRebuild(evidence, 10).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(PlanRebuild(evidence, AuditPeriods(), 10).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // kind's period gets its own wall and sender rows, in the same transaction as the all-time rows,
 // under the same rules; late events land in their own period; retention bounds what is written;
 // an app whose zone cannot be loaded fails its events rather than fold them as UTC.
+#include <memory>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -10,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/domain/app_settings.h"
+#include "server/projection/wall_audit.h"
 #include "server/storage/app_settings_store.h"
 #include "tests/projection/projection_test_fixture.h"
 
@@ -36,6 +39,21 @@ class PeriodProjectionTest : public ProjectionTest {
                       {domain::PeriodKind::kMonth, 1000}};
     projection_ = std::make_unique<testing::TestProjection>(
         pool_, testing::FastRetry(), domain::kDefaultMaxWallGifts, retention);
+    audit_ = std::make_unique<WallAudit>(pool_, testing::FastRetry(), domain::kDefaultMaxWallGifts,
+                                         retention);
+  }
+
+  // What the wallet and the relay do: the outbox row (which verify and rebuild fold), then the
+  // delivery.
+  void Deliver(const std::string& id, const std::string& payload, int64_t at) {
+    db_.InsertOutbox("demo", id, "WalletGiftDebited", payload, at);
+    ASSERT_EQ(Project(Event(id, payload, at)), ProjectionOutcome::kProjected) << id;
+  }
+
+  VerifyReport Verify() {
+    absl::StatusOr<VerifyReport> report = audit_->Verify("demo", 0);
+    EXPECT_TRUE(report.ok()) << report.status();
+    return report.ok() ? *report : VerifyReport{};
   }
 
   void Keep(const std::string& zone, std::vector<std::string> kinds) {
@@ -60,6 +78,8 @@ class PeriodProjectionTest : public ProjectionTest {
         "FROM user_gift_wall_period");
     return all.empty() ? std::vector<std::string>{} : absl::StrSplit(all, ';');
   }
+
+  std::unique_ptr<WallAudit> audit_;
 };
 
 TEST_F(PeriodProjectionTest, Rule15_EventsOnBothSidesOfAShanghaiMonthBoundaryLandInTheirMonths) {
@@ -138,6 +158,73 @@ TEST_F(PeriodProjectionTest, Rule15_AZoneTheServerCannotLoadFailsTheEventsNeverF
   EXPECT_EQ(Ledger("E1", "retry_count"), "1");
   EXPECT_EQ(WallRows(), 0);
   EXPECT_TRUE(PeriodRows().empty());
+}
+
+// Settings set after events were folded: the periods lack them, which verify does not call drift
+// (it compares the periods begun since the change); a rebuild folds them in.
+TEST_F(PeriodProjectionTest, Rule15_SettingsChangedThenARebuildFoldsTheEarlierEventsIn) {
+  Deliver("N1", GiftPayloadJson(7, "rose", 1, 9, 10), Utc(2026, 11, 20));
+  Deliver("D1", GiftPayloadJson(7, "rose", 2, 8, 20), Utc(2026, 12, 1, 12));
+  Deliver("D2", GiftPayloadJson(7, "lily", 1, 8, 5), Utc(2026, 12, 2, 12));
+  Keep("UTC", {"week", "month"});
+  EXPECT_TRUE(PeriodRows().empty());
+  VerifyReport report = Verify();
+  EXPECT_EQ(report.drifted, 0) << "a change of settings alone is never drift";
+
+  absl::StatusOr<bool> rebuilt = audit_->RebuildUser("demo", 7);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_TRUE(*rebuilt);
+  EXPECT_THAT(PeriodRows(),
+              ElementsAre("month:2026-11 7 rose 1 10 1 9(1)", "month:2026-12 7 lily 1 5 1 8(1)",
+                          "month:2026-12 7 rose 2 20 1 8(2)", "week:2026-W47 7 rose 1 10 1 9(1)",
+                          "week:2026-W49 7 lily 1 5 1 8(1)", "week:2026-W49 7 rose 2 20 1 8(2)"));
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_period_sender"), 6);
+  // A second rebuild finds nothing to rewrite, and later events fold on top.
+  rebuilt = audit_->RebuildUser("demo", 7);
+  ASSERT_TRUE(rebuilt.ok());
+  Deliver("D3", GiftPayloadJson(7, "rose", 3, 9, 30), Utc(2026, 12, 3, 12));
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall_period WHERE period_key = "
+                         "'2026-12' AND gift_id = 'rose'"),
+            5);
+  EXPECT_EQ(Verify().drifted, 0);
+}
+
+// Verify compares the period rows of the periods begun since the settings last changed, names
+// the period of each difference, and repair rewrites them.
+TEST_F(PeriodProjectionTest, Rule15_VerifyFindsAndRepairsAPeriodRowChangedByHand) {
+  Keep("UTC", {"month"});
+  db_.Exec("UPDATE giftwall_app_settings SET changed_at_ms = 0");  // kept since long ago
+  Deliver("N1", GiftPayloadJson(7, "rose", 1, 9, 10), Utc(2026, 11, 20));
+  Deliver("D1", GiftPayloadJson(7, "rose", 2, 8, 20), Utc(2026, 12, 1, 12));
+  Deliver("D2", GiftPayloadJson(8, "lily", 1, 8, 5), Utc(2026, 12, 2, 12));
+  EXPECT_EQ(Verify().drifted, 0);
+  EXPECT_GE(Verify().rows_checked, 10) << "3 all-time and 3 period walls, each with a sender";
+
+  db_.Exec("UPDATE user_gift_wall_period SET gift_count = 99 WHERE period_key = '2026-12'");
+  db_.Exec("DELETE FROM user_gift_wall_period_sender WHERE period_key = '2026-11'");
+  VerifyReport report = Verify();
+  EXPECT_THAT(report.drifted_users, ElementsAre(7, 8));
+  EXPECT_EQ(report.drifted, 3);
+  std::set<std::string> periods;
+  for (const WallDrift& d : report.samples) periods.insert(d.difference.period);
+  EXPECT_THAT(periods, ElementsAre("month:2026-11", "month:2026-12"));
+
+  absl::StatusOr<VerifyReport> repaired = audit_->VerifyAndRepair("demo", 0, /*repair=*/true);
+  ASSERT_TRUE(repaired.ok()) << repaired.status();
+  EXPECT_EQ(repaired->repaired, 2);
+  EXPECT_EQ(Verify().drifted, 0);
+  EXPECT_THAT(PeriodRows(),
+              ElementsAre("month:2026-11 7 rose 1 10 1 9(1)", "month:2026-12 7 rose 2 20 1 8(2)",
+                          "month:2026-12 8 lily 1 5 1 8(1)"));
+  // Periods begun before the settings changed are not compared: a change now hides the drift
+  // of November (whose rows lack what was folded before), and rebuild still covers them all.
+  db_.Exec("UPDATE user_gift_wall_period SET gift_count = 99 WHERE period_key = '2026-11'");
+  db_.Exec("UPDATE giftwall_app_settings SET changed_at_ms = " + std::to_string(Utc(2026, 12, 1)));
+  EXPECT_EQ(Verify().drifted, 0);
+  ASSERT_TRUE(audit_->RebuildUser("demo", 7).ok());
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall_period WHERE period_key = "
+                         "'2026-11'"),
+            1);
 }
 
 }  // namespace
