@@ -17,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "server/common/status_macros.h"
 #include "server/domain/app_code.h"
+#include "server/domain/period.h"
 #include "server/env_flags.h"
 #include "server/storage/mysql_url.h"
 #include "server/transport/gift_wall_service.h"
@@ -437,10 +438,12 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags() {
 }
 
 absl::Status CheckCanServe(const ServerConfig& config) {
-  if (config.plaintext || config.tls.has_value()) return absl::OkStatus();
-  return Invalid("tls_cert_file",
-                 "is required to serve: TLS with --tls_cert_file and --tls_key_file, or "
-                 "plaintext with --plaintext (local runs and tests only)");
+  if (!config.plaintext && !config.tls.has_value()) {
+    return Invalid("tls_cert_file",
+                   "is required to serve: TLS with --tls_cert_file and --tls_key_file, or "
+                   "plaintext with --plaintext (local runs and tests only)");
+  }
+  return domain::CheckZoneDatabase();
 }
 
 int BackgroundSessionsNeeded(const ServerConfig& config) {

@@ -86,7 +86,8 @@ struct ServerConfig {
 // Reads and checks the flags. INVALID_ARGUMENT names the flag and what it expects.
 absl::StatusOr<ServerConfig> ServerConfigFromFlags();
 
-// OK when the config says how to serve (TLS or --plaintext); else INVALID_ARGUMENT saying so.
+// OK when the config says how to serve (TLS or --plaintext), else INVALID_ARGUMENT saying so,
+// and the zone database is there (domain::CheckZoneDatabase), else FAILED_PRECONDITION.
 absl::Status CheckCanServe(const ServerConfig& config);
 
 // The sessions the background pool must hold for what `config` runs on it: each admin thread,

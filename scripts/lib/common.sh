@@ -11,7 +11,7 @@ GIFTWALL_PACKAGES=(
   libgrpc++-dev libgrpc-dev grpc-proto
   libabsl-dev libgoogle-glog-dev libgtest-dev libgmock-dev libbenchmark-dev
   libmysqlcppconn-dev prometheus-cpp-dev
-  mariadb-server mariadb-client
+  mariadb-server mariadb-client tzdata
 )
 
 # What scripts/test needs besides: promtool (package prometheus) checks the alert rules, openssl

@@ -240,4 +240,17 @@ int64_t AppCalendar::SwitchMs(PeriodKind kind, size_t zone) const {
   return SegmentsOf(kind).at(zone).from_ms;
 }
 
+absl::Status CheckZoneDatabase() {
+  for (const char* name : {"Asia/Shanghai", "America/New_York"}) {
+    absl::TimeZone zone;
+    if (!absl::LoadTimeZone(name, &zone)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the time zone database is missing (time zone \"", name,
+          "\" does not load): install tzdata (/usr/share/zoneinfo, or set TZDIR); period walls "
+          "are kept in each app's zone, never as UTC"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace giftwall::domain

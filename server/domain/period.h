@@ -106,6 +106,10 @@ class AppCalendar {
   std::vector<Segment> segments_[3];
 };
 
+// OK if the zone database is there (a zone of each hemisphere loads). Without it, every zone but
+// UTC fails to load: a server must refuse to start rather than fold events as UTC.
+absl::Status CheckZoneDatabase();
+
 // The instant a local civil day starts in `zone`: its 00:00, or the first instant after it where
 // 00:00 does not exist.
 int64_t DayStartMs(const absl::TimeZone& zone, absl::CivilDay day);

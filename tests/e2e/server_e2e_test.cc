@@ -151,6 +151,18 @@ TEST(ServerConfig, InvalidConfigurationFailsAtStartWithOneClearLine) {
   EXPECT_THAT(output, HasSubstr("--db_background_pool_size: must be at least 6, got 5"));
 }
 
+// Period walls are kept in each app's zone: a server without the zone database refuses to start
+// (DESIGN §2.15) rather than fold events as UTC.
+TEST(ServerConfig, AMissingZoneDatabaseFailsAtStart) {
+  std::string output;
+  EXPECT_EQ(RunCommand({"env", "TZDIR=/nonexistent/zoneinfo", GIFTWALL_SERVER_BIN, "--plaintext",
+                        "--mysql_url=mysql://u@h/d"},
+                       &output),
+            2);
+  EXPECT_THAT(output, HasSubstr("the time zone database is missing"));
+  EXPECT_THAT(output, HasSubstr("install tzdata"));
+}
+
 // The ConfigMap's way in: GIFTWALL_<FLAG> sets --<flag>, and a variable that names no flag (a
 // typo that would leave its flag at the default) is reported.
 TEST(ServerConfig, EnvironmentSetsFlagsAndReportsVariablesThatNameNone) {
