@@ -131,6 +131,7 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
       admin_workers_(kAdminThreads, kAdminQueueCapacity),
       admin_(ledger_, recovery_, audit_, rebuilds_, settings_editor_, config.period_retention,
              admin_workers_, *access_),
+      pruner_(settings_, config.period_retention),
       scan_locks_(config.pool.endpoint, config.pool.session),
       catch_up_(recovery_, ledger_, background_outbox_, &scan_locks_, config.catch_up),
       quota_("giftwall") {}
@@ -223,7 +224,11 @@ absl::Status Server::Start() {
   readiness_ = std::make_unique<transport::ReadinessProbe>(
       config_.pool.endpoint, config_.pool.session, *health_, absl::Seconds(2));
   if (config_.enable_admin) LOG(INFO) << "serving giftwall.v1.ProjectionAdminService";
-  if (config_.catch_up.interval > absl::ZeroDuration()) catch_up_.Start();
+  if (config_.catch_up.interval > absl::ZeroDuration()) {
+    // The scan's thread also prunes the period walls past retention, of the apps it scans.
+    catch_up_.PrunePeriodsWith(&pruner_);
+    catch_up_.Start();
+  }
   return absl::OkStatus();
 }
 

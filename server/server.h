@@ -15,6 +15,7 @@
 #include "server/projection/app_settings.h"
 #include "server/projection/group_projector.h"
 #include "server/projection/outbox_payloads.h"
+#include "server/projection/period_pruner.h"
 #include "server/projection/projection_engine.h"
 #include "server/projection/recovery.h"
 #include "server/projection/wall_audit.h"
@@ -94,6 +95,7 @@ class Server {
   projection::AppSettingsEditor settings_editor_;
   transport::WorkerPool admin_workers_;
   transport::AdminService admin_;
+  projection::PeriodPruner pruner_;
   storage::ScanLocks scan_locks_;
   worker::CatchUpWorker catch_up_;
   // From Start on.

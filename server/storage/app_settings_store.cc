@@ -116,6 +116,29 @@ absl::StatusOr<std::optional<domain::AppSettings>> SettingsRepository::Get(
   return std::optional<domain::AppSettings>(std::move(it->second));
 }
 
+absl::StatusOr<AppSettingsSnapshot> SettingsRepository::Snapshot(const std::string& app_code) {
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  return Read(*conn, ReadSettingsPlainSql(), {app_code});
+}
+
+absl::StatusOr<int64_t> SettingsRepository::DeletePeriodRowsBefore(const std::string& app_code,
+                                                                   absl::string_view kind,
+                                                                   absl::string_view key,
+                                                                   int64_t limit) {
+  static constexpr absl::string_view kDeletes[] = {
+      "DELETE FROM user_gift_wall_period_sender WHERE app_code = ? AND period_kind = ? AND "
+      "period_key < ? LIMIT ?",
+      "DELETE FROM user_gift_wall_period WHERE app_code = ? AND period_kind = ? AND "
+      "period_key < ? LIMIT ?"};
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  int64_t deleted = 0;
+  for (absl::string_view sql : kDeletes) {
+    ASSIGN_OR_RETURN(const int64_t rows, conn->Execute(sql, {app_code, kind, key, limit}));
+    deleted += rows;
+  }
+  return deleted;
+}
+
 absl::StatusOr<domain::AppSettings> SettingsRepository::Update(const std::string& app_code,
                                                                Decide decide) {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());

@@ -142,6 +142,21 @@ void CatchUpWorker::ScanApp(const std::string& app, const std::vector<std::strin
   round.projected += projected;
   round.dead += dead;
   ReportStatus(app, outbox_codes);
+  PrunePeriods(app);
+}
+
+void CatchUpWorker::PrunePeriods(const std::string& app) {
+  if (pruner_ == nullptr) return;
+  absl::Time& last = pruned_.try_emplace(app, absl::InfinitePast()).first->second;
+  if (absl::Now() - last < options_.prune_every) return;
+  last = absl::Now();
+  absl::StatusOr<int64_t> deleted = pruner_->Prune(app, [this] { return stop_.HasBeenNotified(); });
+  if (!deleted.ok()) {
+    LOG(WARNING) << "catch-up: pruning the period walls of app " << app << ": " << deleted.status();
+  } else if (*deleted > 0) {
+    LOG(INFO) << "catch-up: app " << app << ": pruned " << *deleted
+              << " period wall and sender row(s) past retention";
+  }
 }
 
 }  // namespace giftwall::worker

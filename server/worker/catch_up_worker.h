@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "server/domain/scan_horizon.h"
 #include "server/projection/outbox_codes.h"
+#include "server/projection/period_pruner.h"
 #include "server/projection/recovery.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
@@ -39,6 +40,8 @@ struct CatchUpOptions {
   int max_passes = 50;
   // How often the status (lag, dead events) of an app this replica scans is reported.
   absl::Duration status_every = absl::Seconds(30);
+  // How often the period rows past retention of an app this replica scans are pruned.
+  absl::Duration prune_every = absl::Minutes(10);
 };
 
 // Told, now and then, the projection status (lag, dead events) of each app this replica scans:
@@ -74,6 +77,9 @@ class CatchUpWorker {
   // Reports the status of the apps it scans to `sink` (which must outlive the worker). Before
   // Start.
   void ReportStatusTo(AppStatusSink* sink) { sink_ = sink; }
+  // Prunes the period rows past retention (DESIGN §2.15) of the apps it scans, every
+  // prune_every, with `pruner` (which must outlive the worker). Before Start.
+  void PrunePeriodsWith(projection::PeriodPruner* pruner) { pruner_ = pruner; }
 
   // Runs a round now and then every interval, on a thread of its own.
   void Start();
@@ -92,6 +98,8 @@ class CatchUpWorker {
   // Reports the app's status to the sink, if it is due.
   void ReportStatus(const std::string& app, const std::vector<std::string>& outbox_codes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Prunes the app's period rows, if it is due.
+  void PrunePeriods(const std::string& app) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reports the events under invalid app codes to the sink, if it is due.
   void ReportInvalidAppCodes(const std::vector<std::string>& codes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -106,6 +114,8 @@ class CatchUpWorker {
   // By outbox app code.
   std::map<std::string, domain::ScanHorizon> horizons_ ABSL_GUARDED_BY(mu_);
   AppStatusSink* sink_ = nullptr;
+  projection::PeriodPruner* pruner_ = nullptr;
+  std::map<std::string, absl::Time> pruned_ ABSL_GUARDED_BY(mu_);    // when, by app
   std::map<std::string, absl::Time> reported_ ABSL_GUARDED_BY(mu_);  // when, by app
   absl::Time invalid_reported_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::once_flag stop_once_;

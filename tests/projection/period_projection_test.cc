@@ -6,12 +6,14 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/civil_time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/domain/app_settings.h"
+#include "server/projection/period_pruner.h"
 #include "server/projection/wall_audit.h"
 #include "server/storage/app_settings_store.h"
 #include "tests/projection/projection_test_fixture.h"
@@ -225,6 +227,46 @@ TEST_F(PeriodProjectionTest, Rule15_VerifyFindsAndRepairsAPeriodRowChangedByHand
   EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall_period WHERE period_key = "
                          "'2026-11'"),
             1);
+}
+
+// Retention: rows of periods older than the oldest retained go, in statements of a bounded size,
+// of every kind; the all-time wall and the ledger stay.
+TEST_F(PeriodProjectionTest, Rule15_RetentionPrunesOlderPeriodsOnlyAndNeverTheAllTimeWall) {
+  Keep("UTC", {"day", "month"});
+  const int64_t now = DbNowMs();
+  constexpr int64_t kDay = 86'400'000;
+  // Five users get a gift 400 days ago, 40 days ago and today.
+  for (int user = 1; user <= 5; ++user) {
+    for (int64_t days_ago : {400, 40, 0}) {
+      ASSERT_EQ(Project(Event(absl::StrCat("E", user, "-", days_ago),
+                              GiftPayloadJson(user, "rose", 1, 100 + user), now - days_ago * kDay)),
+                ProjectionOutcome::kProjected);
+    }
+  }
+  const int64_t period_rows = db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_period");
+  EXPECT_EQ(period_rows, 5 * 3 * 2) << "written under the fixture's long retention";
+
+  // Keep 31 past days and 12 past months: the day rows of 40 and 400 days ago go, and the month
+  // row of 400 days ago.
+  storage::SettingsRepository settings(pool_);
+  domain::PeriodRetention retention;  // the defaults
+  PeriodPruner pruner(settings, retention, /*rows_per_statement=*/2);
+  absl::StatusOr<int64_t> deleted = pruner.Prune("demo");
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 3 * 5 * 2) << "15 wall rows and their 15 sender rows";
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_period WHERE period_kind = 'day'"),
+            5);
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_period WHERE period_kind = 'month'"),
+            10);
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_period_sender"), 15);
+  EXPECT_EQ(db_.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall"), 15) << "all-time stays";
+  EXPECT_EQ(db_.QueryInt("SELECT COUNT(*) FROM wallet_projection_events WHERE status = 'done'"),
+            15);
+  deleted = pruner.Prune("demo");
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(*deleted, 0);
+  // An app without settings has nothing to prune.
+  EXPECT_EQ(*pruner.Prune("other"), 0);
 }
 
 }  // namespace
