@@ -47,11 +47,11 @@ struct Request {
 };
 
 auto Fields(const GiftWallPageToken& t) {
-  return std::tie(t.sort, t.app_code, t.user_id, t.sort_value, t.gift_id);
+  return std::tie(t.sort, t.app_code, t.user_id, t.sort_value, t.gift_id, t.period);
 }
 auto Fields(const SenderPageToken& t) {
   return std::tie(t.app_code, t.user_id, t.gift_id, t.sent_count, t.last_sent_at_ms,
-                  t.sender_user_id);
+                  t.sender_user_id, t.period);
 }
 auto Fields(const DeadEventPageToken& t) {
   return std::tie(t.app_code, t.error_contains, t.event_id);
@@ -175,13 +175,23 @@ void FuzzOne(FuzzedDataProvider& provider) {
 
   if (form == Form::kRoundTrip) {
     switch (type) {
-      case TokenType::kGiftWall:
+      case TokenType::kGiftWall: {
+        // The period ("" all-time) is any text: the token carries it, ContinuePeriod judges it.
+        const int64_t sort_value = provider.ConsumeIntegral<int64_t>();
+        std::string period = provider.ConsumeRandomLengthString(32);
         CheckRoundTrip(GiftWallPageToken{request.sort, request.app_code, request.user_id,
-                                         provider.ConsumeIntegral<int64_t>(),
-                                         provider.ConsumeRemainingBytesAsString()});
+                                         sort_value, provider.ConsumeRemainingBytesAsString(),
+                                         std::move(period)});
         return;
+      }
       case TokenType::kSender: {
-        SenderPageToken token{request.app_code, request.user_id, request.gift_id};
+        SenderPageToken token{request.app_code,
+                              request.user_id,
+                              request.gift_id,
+                              0,
+                              0,
+                              0,
+                              provider.ConsumeRandomLengthString(32)};
         token.sent_count = provider.ConsumeIntegral<int64_t>();
         token.last_sent_at_ms = provider.ConsumeIntegral<int64_t>();
         token.sender_user_id = provider.ConsumeIntegral<int64_t>();

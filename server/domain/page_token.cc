@@ -125,8 +125,11 @@ std::optional<TokenReader> OpenToken(absl::string_view token, uint8_t want_kind)
   return r;
 }
 
-// A last field that only some tokens carry: empty if absent.
-bool OptionalStr(TokenReader& r, std::string* out) { return r.AtEnd() || r.Str(out); }
+// A last field that only some tokens carry: empty if absent. Present, it is never empty (the
+// encoder leaves an empty one out), so that a token has one spelling.
+bool OptionalStr(TokenReader& r, std::string* out) {
+  return r.AtEnd() || (r.Str(out) && !out->empty());
+}
 
 TokenWriter StartToken(uint8_t kind) {
   TokenWriter w;

@@ -8,6 +8,17 @@
 namespace giftwall::domain {
 namespace {
 
+// `body` with the checksum the encoder appends (FNV-1a, 32 bits, little-endian).
+std::string WithChecksum(std::string body) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : body) {
+    hash ^= c;
+    hash *= 16777619u;
+  }
+  for (int shift = 0; shift < 32; shift += 8) body.push_back(static_cast<char>(hash >> shift));
+  return body;
+}
+
 GiftWallPageToken Sample() {
   return GiftWallPageToken{WallSort::kLastReceivedDesc, "demo", 42, -1234567890123,
                            "rose \xe2\x9c\xbf",         ""};
@@ -42,6 +53,15 @@ TEST(GiftWallPageToken, CarriesItsPeriodAndAllTimeTokensKeepTheirFormer) {
                                 WallSort::kLastReceivedDesc);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->period, "");
+
+  // An empty period written out is another spelling of the token without it: refused.
+  std::string raw;
+  ASSERT_TRUE(absl::WebSafeBase64Unescape("AQEBBGRlbW9UlZPYn-5HCHJvc2Ug4py_Ox65Pw", &raw));
+  raw.resize(raw.size() - 4);  // the checksum
+  raw.push_back('\0');         // a period of length 0
+  EXPECT_FALSE(DecodeGiftWallPageToken(absl::WebSafeBase64Escape(WithChecksum(raw)), "demo", 42,
+                                       WallSort::kLastReceivedDesc)
+                   .ok());
 
   SenderPageToken sender{"demo", 42, "rose", 9, 1700000000000, 7, "week:2026-W53"};
   absl::StatusOr<SenderPageToken> back =
