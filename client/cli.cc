@@ -32,12 +32,13 @@ ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "deadline of each call");
 ABSL_FLAG(std::string, app_code, "", "the app (tenant)");
 ABSL_FLAG(std::string, event_id, "", "project, admin event: the outbox event's id");
 ABSL_FLAG(int64_t, user_id, 0,
-          "wall, senders: whose wall; admin verify: only this user's wall (0: every wall)");
+          "wall, senders, sponsors, standing: whose wall; admin verify: only this user's wall (0: "
+          "every wall)");
 ABSL_FLAG(int, page_size, 0,
-          "wall, senders, admin dead: rows per page (0: the server's default, 50)");
+          "wall, senders, sponsors, admin dead: rows per page (0: the server's default, 50)");
 ABSL_FLAG(std::string, page_token, "",
-          "wall, senders, admin dead: next_page_token of the previous page");
-ABSL_FLAG(bool, all, false, "wall, senders, admin dead: fetch every page");
+          "wall, senders, sponsors, admin dead: next_page_token of the previous page");
+ABSL_FLAG(bool, all, false, "wall, senders, sponsors, admin dead: fetch every page");
 
 namespace giftwall::client {
 namespace {
@@ -134,18 +135,43 @@ std::shared_ptr<grpc::Channel> Channel() {
   return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), *credentials, args);
 }
 
+size_t DisplayWidth(absl::string_view text) {
+  size_t width = 0;
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char lead = static_cast<unsigned char>(text[i]);
+    const size_t length = lead < 0x80    ? 1
+                          : lead >= 0xf0 ? 4
+                          : lead >= 0xe0 ? 3
+                          : lead >= 0xc0 ? 2
+                                         : 1;
+    uint32_t cp = length == 1 ? lead : lead & (0x7f >> length);
+    for (size_t k = 1; k < length && i + k < text.size(); ++k) {
+      cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3f);
+    }
+    i += length;
+    // East Asian wide and full-width ranges (Hangul, CJK, kana, full-width forms, emoji).
+    const bool wide = (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) ||
+                      (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+                      (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+                      (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+                      (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd);
+    width += wide ? 2 : 1;
+  }
+  return width;
+}
+
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()));
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], DisplayWidth(row[i]));
   }
   std::string out;
   for (const auto& row : rows) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
       absl::StrAppend(&line, row[i]);
-      if (i + 1 < row.size()) line.append(widths[i] - row[i].size() + 2, ' ');
+      if (i + 1 < row.size()) line.append(widths[i] - DisplayWidth(row[i]) + 2, ' ');
     }
     absl::StrAppend(&out, line, "\n");
   }

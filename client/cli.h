@@ -54,9 +54,11 @@ absl::Status CheckConnectionFlags();
 // A channel to --server: plaintext, or TLS when a --tls_* flag asks for it.
 std::shared_ptr<grpc::Channel> Channel();
 
-// Rows as columns padded to their widest cell (by bytes: ids are mostly ASCII). The last column
-// is not padded, so long free text belongs there.
+// Rows as columns padded to their widest cell, as a terminal shows it (DisplayWidth). The last
+// column is not padded, so long free text belongs there.
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows);
+// The columns `text` (UTF-8) takes on a terminal: East Asian wide characters (冠名) take two.
+size_t DisplayWidth(absl::string_view text);
 
 // Fetches one page, or with --all every page merged into one by merge(page, &all), and prints it
 // as JSON (--json) or format(all). call(context, request, &page) makes the RPC.

@@ -32,10 +32,13 @@ ABSL_FLAG(std::string, message_file, "",
           "project: read the whole WalletOutboxMessage from this JSON file (proto field names)");
 ABSL_FLAG(int64_t, occurred_at_ms, 0, "project: the event's time (default: now)");
 ABSL_FLAG(std::string, sort, "count", "wall: count | coins | last_received | first_received");
-ABSL_FLAG(std::string, gift_id, "", "senders: which gift");
+ABSL_FLAG(std::string, gift_id, "",
+          "senders, standing: which gift; sponsors: only this gift's (default: every gift)");
 ABSL_FLAG(std::string, period, "",
-          "wall, senders: \"\" all-time; day, week, month: the current one in the app's zone; "
-          "day:2026-12-03, week:2026-W49, month:2026-12: one");
+          "wall, senders, standing: \"\" all-time; day, week, month: the current one in the "
+          "app's zone; day:2026-12-03, week:2026-W49, month:2026-12: one");
+ABSL_FLAG(std::string, period_kind, "month", "sponsors: day | week | month");
+ABSL_FLAG(int64_t, sender_user_id, 0, "standing: the sender asked about");
 ABSL_FLAG(std::string, service, "readiness", "health: the health service name to check");
 
 namespace giftwall::client {
@@ -47,6 +50,10 @@ constexpr char kUsage[] =
     "  giftwall project --message_file=m.json                         ... from a JSON file\n"
     "  giftwall wall --app_code=A --user_id=U [--sort=coins] [--period=month] [--all]\n"
     "  giftwall senders --app_code=A --user_id=U --gift_id=G [--period=month] [--all]\n"
+    "  giftwall sponsors --app_code=A --user_id=U [--period_kind=week] [--gift_id=G] [--all]\n"
+    "      the 冠名 of each past period, newest first\n"
+    "  giftwall standing --app_code=A --user_id=U --gift_id=G --sender_user_id=S [--period=month]\n"
+    "      how many more S must send to take 冠名, and S's rank\n"
     "  giftwall health [--service=readiness]\n"
     "  giftwall admin status|event|dead|requeue|catch-up|verify|rebuild|settings --app_code=A\n"
     "      operate the projection (server run with --enable_admin); `giftwall admin` for more\n"
@@ -155,6 +162,43 @@ int Senders() {
       FormatSendersTable);
 }
 
+int Sponsors() {
+  v1::ListSponsorHistoryRequest request;
+  request.set_app_code(absl::GetFlag(FLAGS_app_code));
+  request.set_user_id(absl::GetFlag(FLAGS_user_id));
+  request.set_period_kind(absl::GetFlag(FLAGS_period_kind));
+  request.set_gift_id(absl::GetFlag(FLAGS_gift_id));
+  request.set_page_size(absl::GetFlag(FLAGS_page_size));
+  request.set_page_token(absl::GetFlag(FLAGS_page_token));
+  return Paged<v1::ListSponsorHistoryRequest, v1::ListSponsorHistoryResponse>(
+      request,
+      [](grpc::ClientContext* context, const v1::ListSponsorHistoryRequest& r,
+         v1::ListSponsorHistoryResponse* page) {
+        return WallStub()->ListSponsorHistory(context, r, page);
+      },
+      [](const v1::ListSponsorHistoryResponse& page, v1::ListSponsorHistoryResponse* all) {
+        all->mutable_entries()->MergeFrom(page.entries());
+        all->set_next_page_token(page.next_page_token());
+      },
+      FormatSponsorHistoryTable);
+}
+
+int Standing() {
+  v1::GetSenderStandingRequest request;
+  request.set_app_code(absl::GetFlag(FLAGS_app_code));
+  request.set_user_id(absl::GetFlag(FLAGS_user_id));
+  request.set_gift_id(absl::GetFlag(FLAGS_gift_id));
+  request.set_sender_user_id(absl::GetFlag(FLAGS_sender_user_id));
+  request.set_period(absl::GetFlag(FLAGS_period));
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::GetSenderStandingResponse response;
+  grpc::Status status = WallStub()->GetSenderStanding(&context, request, &response);
+  if (!status.ok()) return RpcFailed(status);
+  std::cout << (absl::GetFlag(FLAGS_json) ? ToJson(response) : FormatStanding(response));
+  return 0;
+}
+
 int Health() {
   std::unique_ptr<grpc::health::v1::Health::Stub> stub =
       grpc::health::v1::Health::NewStub(Channel());
@@ -207,6 +251,8 @@ int main(int argc, char** argv) {
   if (command == "project") return giftwall::client::Project();
   if (command == "wall") return giftwall::client::Wall();
   if (command == "senders") return giftwall::client::Senders();
+  if (command == "sponsors") return giftwall::client::Sponsors();
+  if (command == "standing") return giftwall::client::Standing();
   if (command == "health") return giftwall::client::Health();
   return giftwall::client::Fail(
       absl::StrCat("unknown command \"", command, "\"\n", giftwall::client::kUsage));

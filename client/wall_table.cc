@@ -65,4 +65,43 @@ std::string FormatSendersTable(const v1::ListGiftWallSendersResponse& page) {
   return out;
 }
 
+std::string FormatSponsorHistoryTable(const v1::ListSponsorHistoryResponse& page) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"PERIOD", "GIFT", "冠名", "SENT", "COINS", "REACHED AT", "PERIODS WON"});
+  for (const v1::SponsorHistoryEntry& entry : page.entries()) {
+    const v1::GiftWallSender& sponsor = entry.sponsor();
+    rows.push_back({absl::StrCat(entry.period().kind(), ":", entry.period().key()), entry.gift_id(),
+                    absl::StrCat(sponsor.user_id()), absl::StrCat(sponsor.sent_count()),
+                    absl::StrCat(sponsor.sent_coins()), FormatTimeMs(sponsor.last_sent_at_ms()),
+                    absl::StrCat(entry.periods_won())});
+  }
+  std::string out =
+      page.entries().empty() ? "(no 冠名 in the retained past periods)\n" : FormatTable(rows);
+  if (!page.next_page_token().empty()) {
+    absl::StrAppend(&out, "more: --page_token=", page.next_page_token(), "\n");
+  }
+  return out;
+}
+
+std::string FormatStanding(const v1::GetSenderStandingResponse& standing) {
+  std::string out = standing.has_period() ? FormatPeriod(standing.period()) : "";
+  const v1::GiftWallSender& sender = standing.sender();
+  absl::StrAppendFormat(&out, "sender %d sent %d (%d coins)\n", sender.user_id(),
+                        sender.sent_count(), sender.sent_coins());
+  if (standing.has_sponsor()) {
+    absl::StrAppendFormat(&out, "冠名: %d with %d, reached at %s\n", standing.sponsor().user_id(),
+                          standing.sponsor().sent_count(),
+                          FormatTimeMs(standing.sponsor().last_sent_at_ms()));
+  } else {
+    absl::StrAppend(&out, "冠名: none yet\n");
+  }
+  absl::StrAppend(&out, "needed to take 冠名: ", standing.needed_to_sponsor(), "\n");
+  absl::StrAppend(&out, "rank: ",
+                  standing.rank_beyond_limit() ? "more than 1,000"
+                  : standing.rank() == 0       ? "- (sent none)"
+                                               : absl::StrCat(standing.rank()),
+                  "\n");
+  return out;
+}
+
 }  // namespace giftwall::client

@@ -12,14 +12,20 @@ namespace giftwall::client {
 // "2026-12-02 16:30:22.123Z" (UTC), or "-" for 0.
 std::string FormatTimeMs(int64_t ms);
 
-// One page of a wall as an aligned table, followed by the summary line.
 // "month 2026-12 (start to end)", a line.
 std::string FormatPeriod(const v1::GiftWallPeriod& period);
 
+// One page of a wall as an aligned table, followed by the summary line.
 std::string FormatWallTable(const v1::GetGiftWallResponse& page);
 
 // One page of a gift's senders as an aligned table, the top sender first.
 std::string FormatSendersTable(const v1::ListGiftWallSendersResponse& page);
+
+// One page of a wall's 冠名 history as an aligned table, newest period first.
+std::string FormatSponsorHistoryTable(const v1::ListSponsorHistoryResponse& page);
+
+// A sender's standing: what they and the 冠名 sent, what they need, their rank.
+std::string FormatStanding(const v1::GetSenderStandingResponse& standing);
 
 }  // namespace giftwall::client
 

@@ -2,9 +2,9 @@
 // page_token; a token that decodes is bound to the request it is decoded for and re-encodes to
 // itself; and encoding any token, then decoding it for its own request, gives back its values.
 //
-// Input (FuzzedDataProvider), from the end: the token type (gift wall, senders, dead events) and
-// what the rest is for; from the front, the request (app_code, user_id, sort, gift_id,
-// error_contains), then either
+// Input (FuzzedDataProvider), from the end: the token type (gift wall, senders, dead events,
+// sponsor history) and what the rest is for; from the front, the request (app_code, user_id,
+// sort, gift_id, error_contains, period_kind), then either
 // - kText: the token text as a client would send it;
 // - kBody: the token's bytes before its checksum: the checksum and base64 are added here, so
 //   that the fuzzer reaches the field decoding instead of failing the checksum;
@@ -31,7 +31,13 @@
 namespace giftwall::domain {
 namespace {
 
-enum class TokenType { kGiftWall, kSender, kDeadEvent, kMaxValue = kDeadEvent };
+enum class TokenType {
+  kGiftWall,
+  kSender,
+  kDeadEvent,
+  kSponsorHistory,
+  kMaxValue = kSponsorHistory
+};
 enum class Form { kText, kBody, kRoundTrip, kMaxValue = kRoundTrip };
 
 constexpr absl::string_view kBase64UrlAlphabet =
@@ -42,8 +48,9 @@ struct Request {
   std::string app_code;
   int64_t user_id = 0;
   WallSort sort = WallSort::kCountDesc;
-  std::string gift_id;
+  std::string gift_id;  // also a history's gift filter
   std::string error_contains;
+  std::string period_kind;
 };
 
 auto Fields(const GiftWallPageToken& t) {
@@ -56,10 +63,14 @@ auto Fields(const SenderPageToken& t) {
 auto Fields(const DeadEventPageToken& t) {
   return std::tie(t.app_code, t.error_contains, t.event_id);
 }
+auto Fields(const SponsorHistoryPageToken& t) {
+  return std::tie(t.app_code, t.user_id, t.period_kind, t.gift_filter, t.period_key, t.gift_id);
+}
 
 std::string Encode(const GiftWallPageToken& t) { return EncodeGiftWallPageToken(t); }
 std::string Encode(const SenderPageToken& t) { return EncodeSenderPageToken(t); }
 std::string Encode(const DeadEventPageToken& t) { return EncodeDeadEventPageToken(t); }
+std::string Encode(const SponsorHistoryPageToken& t) { return EncodeSponsorHistoryPageToken(t); }
 
 template <typename Token>
 absl::StatusOr<Token> Decode(absl::string_view token, const Request& r);
@@ -75,6 +86,10 @@ template <>
 absl::StatusOr<DeadEventPageToken> Decode(absl::string_view token, const Request& r) {
   return DecodeDeadEventPageToken(token, r.app_code, r.error_contains);
 }
+template <>
+absl::StatusOr<SponsorHistoryPageToken> Decode(absl::string_view token, const Request& r) {
+  return DecodeSponsorHistoryPageToken(token, r.app_code, r.user_id, r.period_kind, r.gift_id);
+}
 
 // Whether `t` was issued for request `r`.
 bool IssuedFor(const GiftWallPageToken& t, const Request& r) {
@@ -86,14 +101,23 @@ bool IssuedFor(const SenderPageToken& t, const Request& r) {
 bool IssuedFor(const DeadEventPageToken& t, const Request& r) {
   return t.app_code == r.app_code && t.error_contains == r.error_contains;
 }
+bool IssuedFor(const SponsorHistoryPageToken& t, const Request& r) {
+  return t.app_code == r.app_code && t.user_id == r.user_id && t.period_kind == r.period_kind &&
+         t.gift_filter == r.gift_id;
+}
 
 // The request that `t` was issued for.
-Request RequestOf(const GiftWallPageToken& t) { return {t.app_code, t.user_id, t.sort, "", ""}; }
+Request RequestOf(const GiftWallPageToken& t) {
+  return {t.app_code, t.user_id, t.sort, "", "", ""};
+}
 Request RequestOf(const SenderPageToken& t) {
-  return {t.app_code, t.user_id, WallSort::kCountDesc, t.gift_id, ""};
+  return {t.app_code, t.user_id, WallSort::kCountDesc, t.gift_id, "", ""};
 }
 Request RequestOf(const DeadEventPageToken& t) {
-  return {t.app_code, 0, WallSort::kCountDesc, "", t.error_contains};
+  return {t.app_code, 0, WallSort::kCountDesc, "", t.error_contains, ""};
+}
+Request RequestOf(const SponsorHistoryPageToken& t) {
+  return {t.app_code, t.user_id, WallSort::kCountDesc, t.gift_filter, "", t.period_kind};
 }
 
 // Whether the service could issue `t`: its strings come from validated requests and rows.
@@ -102,6 +126,11 @@ bool Issuable(const GiftWallPageToken& t) {
 }
 bool Issuable(const SenderPageToken& t) {
   return t.app_code.size() <= kMaxAppCodeBytes && t.gift_id.size() <= kMaxGiftIdBytes;
+}
+bool Issuable(const SponsorHistoryPageToken& t) {
+  return t.app_code.size() <= kMaxAppCodeBytes && t.gift_filter.size() <= kMaxGiftIdBytes &&
+         t.gift_id.size() <= kMaxGiftIdBytes && t.period_kind.size() <= 8 &&
+         t.period_key.size() <= 10;
 }
 bool Issuable(const DeadEventPageToken& t) {
   return t.app_code.size() <= kMaxAppCodeBytes && t.error_contains.size() <= kMaxLastErrorBytes &&
@@ -172,6 +201,7 @@ void FuzzOne(FuzzedDataProvider& provider) {
   request.sort = kAllWallSorts[provider.ConsumeIntegralInRange<size_t>(0, 3)];
   request.gift_id = provider.ConsumeRandomLengthString(kMaxGiftIdBytes + 8);
   request.error_contains = provider.ConsumeRandomLengthString(kMaxLastErrorBytes + 8);
+  request.period_kind = provider.ConsumeRandomLengthString(8);
 
   if (form == Form::kRoundTrip) {
     switch (type) {
@@ -202,6 +232,13 @@ void FuzzOne(FuzzedDataProvider& provider) {
         CheckRoundTrip(DeadEventPageToken{request.app_code, request.error_contains,
                                           provider.ConsumeRemainingBytesAsString()});
         return;
+      case TokenType::kSponsorHistory: {
+        std::string period_key = provider.ConsumeRandomLengthString(12);
+        CheckRoundTrip(SponsorHistoryPageToken{
+            request.app_code, request.user_id, request.period_kind, request.gift_id,
+            std::move(period_key), provider.ConsumeRemainingBytesAsString()});
+        return;
+      }
     }
   }
 
@@ -216,6 +253,9 @@ void FuzzOne(FuzzedDataProvider& provider) {
       return;
     case TokenType::kDeadEvent:
       CheckDecode<DeadEventPageToken>(token, request);
+      return;
+    case TokenType::kSponsorHistory:
+      CheckDecode<SponsorHistoryPageToken>(token, request);
       return;
   }
 }

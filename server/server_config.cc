@@ -28,8 +28,9 @@ ABSL_FLAG(std::string, mysql_url, "",
 ABSL_FLAG(std::string, mysql_password_file, "",
           "a file holding the database password (overrides a password in --mysql_url)");
 ABSL_FLAG(std::string, mysql_read_url, "",
-          "where GetGiftWall and ListGiftWallSenders read: a replica, mysql://user[:password]@"
-          "host:port/database (without a password, --mysql_password_file's); empty: --mysql_url");
+          "where the wall reads (GetGiftWall, ListGiftWallSenders, ListSponsorHistory, "
+          "GetSenderStanding) go: a replica, mysql://user[:password]@host:port/database (without a "
+          "password, --mysql_password_file's); empty: --mysql_url");
 ABSL_FLAG(int, db_read_pool_size, 8,
           "most sessions this process opens to --mysql_read_url (when it is set)");
 ABSL_FLAG(std::string, worker_id, "", "this replica's name in logs; default: the host name");

@@ -47,7 +47,8 @@ struct ServerConfig {
   // The same database for the admin calls and background work (the catch-up scan, verifies,
   // rebuilds, their locks): sessions apart, so that these never take the relay's.
   storage::PoolOptions background_pool;
-  // Where wall reads go (GetGiftWall, ListGiftWallSenders): a replica. The primary serves
+  // Where wall reads go (GetGiftWall, ListGiftWallSenders, ListSponsorHistory,
+  // GetSenderStanding): a replica. The primary serves
   // everything else, readiness included.
   std::optional<storage::PoolOptions> read_pool;
   // This replica's name in logs.

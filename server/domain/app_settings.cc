@@ -228,24 +228,47 @@ absl::StatusOr<PeriodSpec> ContinuePeriod(const PeriodSpec& requested,
       "\": pass it only with the period of the request that returned it"));
 }
 
+namespace {
+
+// The calendar of an app that keeps `kind`; INVALID_ARGUMENT naming `asked` (the request's
+// period) and what the app keeps if it does not.
+absl::StatusOr<AppCalendar> CalendarKeeping(PeriodKind kind, absl::string_view asked,
+                                            absl::string_view app_code,
+                                            const std::optional<AppSettings>& settings) {
+  if (!settings.has_value() || !settings->Keeps(kind)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        asked, ": app ", app_code, " keeps no ", PeriodKindName(kind), " walls (it keeps ",
+        settings.has_value() && !settings->kinds.empty()
+            ? absl::StrCat(PeriodKindsList(settings->kinds), " and all-time")
+            : "the all-time wall only",
+        "; see giftwall admin settings)"));
+  }
+  return AppCalendar::Make(settings->zones);
+}
+
+}  // namespace
+
 absl::StatusOr<std::optional<Period>> ResolvePeriod(const PeriodSpec& spec,
                                                     absl::string_view app_code,
                                                     const std::optional<AppSettings>& settings,
                                                     int64_t now_ms) {
   if (spec.all_time()) return std::nullopt;
-  if (!settings.has_value() || !settings->Keeps(*spec.kind)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("period \"", spec.Text(), "\": app ", app_code, " keeps no ",
-                     PeriodKindName(*spec.kind), " walls (it keeps ",
-                     settings.has_value() && !settings->kinds.empty()
-                         ? absl::StrCat(PeriodKindsList(settings->kinds), " and all-time")
-                         : "the all-time wall only",
-                     "; see giftwall admin settings)"));
-  }
-  absl::StatusOr<AppCalendar> calendar = AppCalendar::Make(settings->zones);
+  absl::StatusOr<AppCalendar> calendar =
+      CalendarKeeping(*spec.kind, absl::StrCat("period \"", spec.Text(), "\""), app_code, settings);
   if (!calendar.ok()) return calendar.status();
   if (spec.key.empty()) return calendar->Of(*spec.kind, now_ms);
   return calendar->Named(*spec.kind, spec.key);
+}
+
+absl::StatusOr<HistoryWindow> ResolveHistory(PeriodKind kind, absl::string_view app_code,
+                                             const std::optional<AppSettings>& settings,
+                                             const PeriodRetention& retention, int64_t now_ms) {
+  absl::StatusOr<AppCalendar> calendar = CalendarKeeping(
+      kind, absl::StrCat("period_kind \"", PeriodKindName(kind), "\""), app_code, settings);
+  if (!calendar.ok()) return calendar.status();
+  Period oldest = OldestRetained(*calendar, retention, kind, now_ms);
+  Period current = calendar->Of(kind, now_ms);
+  return HistoryWindow{*std::move(calendar), std::move(oldest), std::move(current)};
 }
 
 }  // namespace giftwall::domain

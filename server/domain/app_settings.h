@@ -124,6 +124,20 @@ absl::StatusOr<std::optional<Period>> ResolvePeriod(const PeriodSpec& spec,
                                                     const std::optional<AppSettings>& settings,
                                                     int64_t now_ms);
 
+// The past periods of one kind whose 冠名 are history (ListSponsorHistory): from the oldest
+// retained to the one before the current, and the app's calendar to name them.
+struct HistoryWindow {
+  AppCalendar calendar;
+  Period oldest;   // the oldest retained period
+  Period current;  // the current one, which is not history yet
+};
+
+// The history window of `kind` for an app at `now_ms` (the database's clock). INVALID_ARGUMENT
+// if the app does not keep the kind, as ResolvePeriod; UNAVAILABLE if its zone cannot be loaded.
+absl::StatusOr<HistoryWindow> ResolveHistory(PeriodKind kind, absl::string_view app_code,
+                                             const std::optional<AppSettings>& settings,
+                                             const PeriodRetention& retention, int64_t now_ms);
+
 }  // namespace giftwall::domain
 
 #endif  // GIFTWALL_SERVER_DOMAIN_APP_SETTINGS_H_

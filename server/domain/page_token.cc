@@ -11,6 +11,7 @@ constexpr uint8_t kTokenVersion = 1;
 constexpr uint8_t kGiftWallTokenKind = 1;
 constexpr uint8_t kSenderTokenKind = 2;
 constexpr uint8_t kDeadEventTokenKind = 3;
+constexpr uint8_t kSponsorHistoryTokenKind = 4;
 // A token longer than this was not issued by this service (the longest carries a 1 KiB error
 // filter and an event id).
 constexpr size_t kMaxTokenChars = 4096;
@@ -198,6 +199,36 @@ absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
     return absl::InvalidArgumentError(
         "page_token was issued for another gift's senders: pass it only with the app_code, "
         "user_id and gift_id of the request that returned it");
+  }
+  return out;
+}
+
+std::string EncodeSponsorHistoryPageToken(const SponsorHistoryPageToken& token) {
+  TokenWriter w = StartToken(kSponsorHistoryTokenKind);
+  w.Str(token.app_code);
+  w.Int(token.user_id);
+  w.Str(token.period_kind);
+  w.Str(token.gift_filter);
+  w.Str(token.period_key);
+  w.Str(token.gift_id);
+  return w.Finish();
+}
+
+absl::StatusOr<SponsorHistoryPageToken> DecodeSponsorHistoryPageToken(
+    absl::string_view token, absl::string_view app_code, int64_t user_id,
+    absl::string_view period_kind, absl::string_view gift_filter) {
+  std::optional<TokenReader> r = OpenToken(token, kSponsorHistoryTokenKind);
+  SponsorHistoryPageToken out;
+  if (!r || !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Str(&out.period_kind) ||
+      !r->Str(&out.gift_filter) || !r->Str(&out.period_key) || !r->Str(&out.gift_id) ||
+      !r->AtEnd()) {
+    return Malformed();
+  }
+  if (out.app_code != app_code || out.user_id != user_id || out.period_kind != period_kind ||
+      out.gift_filter != gift_filter) {
+    return absl::InvalidArgumentError(
+        "page_token was issued for another wall's history: pass it only with the app_code, "
+        "user_id, period_kind and gift_id of the request that returned it");
   }
   return out;
 }

@@ -62,6 +62,25 @@ absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
                                                       absl::string_view app_code, int64_t user_id,
                                                       absl::string_view gift_id);
 
+// Where the next page of a wall's 冠名 history starts: after the gift `gift_id` of the period
+// `period_key`, newest period first and gifts ascending within one.
+struct SponsorHistoryPageToken {
+  std::string app_code;
+  int64_t user_id = 0;
+  std::string period_kind;  // "month"
+  std::string gift_filter;  // the request's gift_id: "" for every gift
+  std::string period_key;
+  std::string gift_id;
+};
+
+std::string EncodeSponsorHistoryPageToken(const SponsorHistoryPageToken& token);
+
+// Decodes `token` and checks that it was issued for (app_code, user_id, period_kind,
+// gift_filter).
+absl::StatusOr<SponsorHistoryPageToken> DecodeSponsorHistoryPageToken(
+    absl::string_view token, absl::string_view app_code, int64_t user_id,
+    absl::string_view period_kind, absl::string_view gift_filter);
+
 // Where the next page of dead events starts: after this event id, for the same filter.
 struct DeadEventPageToken {
   std::string app_code;

@@ -25,8 +25,12 @@ class PeriodResolver {
   using ReadSettingsFn =
       std::function<absl::StatusOr<storage::AppSettingsSnapshot>(absl::string_view app_code)>;
 
-  explicit PeriodResolver(ReadSettingsFn read_settings, absl::Duration max_age = absl::Seconds(1))
-      : read_settings_(std::move(read_settings)), max_age_(max_age) {}
+  // `retention` (--period_retention) says which past periods are history.
+  PeriodResolver(ReadSettingsFn read_settings, domain::PeriodRetention retention,
+                 absl::Duration max_age = absl::Seconds(1))
+      : read_settings_(std::move(read_settings)),
+        retention_(std::move(retention)),
+        max_age_(max_age) {}
 
   // None for all-time, without reading anything. Otherwise as domain::ResolvePeriod; may block
   // on a read of the app's settings.
@@ -34,16 +38,26 @@ class PeriodResolver {
                                                         const domain::PeriodSpec& spec)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // As domain::ResolveHistory; may block on a read of the app's settings.
+  absl::StatusOr<domain::HistoryWindow> History(const std::string& app_code,
+                                                domain::PeriodKind kind) ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   struct Known {
     std::optional<domain::AppSettings> settings;
     absl::Duration database_ahead;  // the database's clock minus this host's, when read
     absl::Time read_at;
   };
+  // The app's settings, read at most once per max_age_.
+  absl::StatusOr<Known> Lookup(const std::string& app_code) ABSL_LOCKS_EXCLUDED(mu_);
+  static int64_t DatabaseNowMs(const Known& known) {
+    return absl::ToUnixMillis(absl::Now() + known.database_ahead);
+  }
   // Apps remembered at most: any caller may name any app, and each costs a little memory.
   static constexpr size_t kMaxApps = 4096;
 
   const ReadSettingsFn read_settings_;
+  const domain::PeriodRetention retention_;
   const absl::Duration max_age_;
   absl::Mutex mu_;
   std::map<std::string, Known> known_ ABSL_GUARDED_BY(mu_);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/common/status_macros.h"
+#include "server/domain/sponsor.h"
 #include "server/storage/app_settings_store.h"
 #include "server/storage/columns.h"
 #include "server/storage/json_rows.h"
@@ -124,7 +125,109 @@ std::vector<SqlParam> WallKeyParams(absl::string_view app_code, int64_t user_id,
   return params;
 }
 
+// A past period's 冠名 of a gift, and how many of the queried periods they won it: a window
+// over the user's rows of the queried periods, which the page is then cut from.
+enum SponsorColumn {
+  kSponsorPeriodKey,
+  kSponsorGiftId,
+  kSponsorUser,
+  kSponsorCount,
+  kSponsorCoins,
+  kSponsorFirst,
+  kSponsorLast,
+  kSponsorWon,
+};
+constexpr ResultColumn kSponsorColumns[] = {
+    {kSponsorPeriodKey, "period_key"},
+    {kSponsorGiftId, "gift_id"},
+    {kSponsorUser, "top_sender_user_id"},
+    {kSponsorCount, "top_sender_count"},
+    {kSponsorCoins, "top_sender_coins"},
+    {kSponsorFirst, "top_sender_first_sent_at_ms"},
+    {kSponsorLast, "top_sender_last_sent_at_ms"},
+    {kSponsorWon, "periods_won"},
+};
+static_assert(InPositionOrder(kSponsorColumns));
+
+std::string SponsorHistorySql(bool one_gift, bool after) {
+  return absl::StrCat("SELECT ", SelectList(kSponsorColumns), R"sql(
+FROM (
+  SELECT period_key, gift_id, top_sender_user_id, top_sender_count, top_sender_coins,
+         top_sender_first_sent_at_ms, top_sender_last_sent_at_ms,
+         COUNT(*) OVER (PARTITION BY gift_id, top_sender_user_id) AS periods_won
+  FROM user_gift_wall_period
+  WHERE app_code = ? AND user_id = ? AND period_kind = ? AND period_key >= ? AND period_key < ?
+    AND top_sender_user_id <> 0)sql",
+                      one_gift ? " AND gift_id = ?" : "", "\n) h",
+                      after ? "\nWHERE period_key < ? OR (period_key = ? AND gift_id > ?)" : "",
+                      R"sql(
+ORDER BY period_key DESC, gift_id ASC
+LIMIT ?)sql");
+}
+
+// [one gift][after a cursor]
+const std::string& SponsorHistorySqlOf(bool one_gift, bool after) {
+  static const auto* const sqls =
+      new std::string[4]{SponsorHistorySql(false, false), SponsorHistorySql(false, true),
+                         SponsorHistorySql(true, false), SponsorHistorySql(true, true)};
+  return sqls[(one_gift ? 2 : 0) + (after ? 1 : 0)];
+}
+
+// A gift's 冠名 (kind 0) and one sender's row (kind 1), each a primary-key read.
+enum StandingColumn {
+  kStandingKind,
+  kStandingUser,
+  kStandingCount,
+  kStandingCoins,
+  kStandingFirst,
+  kStandingLast
+};
+
+std::string StandingSql(bool period) {
+  const absl::string_view key =
+      period ? "app_code = ? AND user_id = ? AND period_kind = ? AND period_key = ? AND gift_id = ?"
+             : "app_code = ? AND user_id = ? AND gift_id = ?";
+  return absl::StrCat(
+      "SELECT 0, top_sender_user_id, top_sender_count, top_sender_coins, "
+      "top_sender_first_sent_at_ms, top_sender_last_sent_at_ms\nFROM ",
+      period ? "user_gift_wall_period" : "user_gift_wall", "\nWHERE ", key,
+      "\nUNION ALL\nSELECT 1, sender_user_id, sent_count, sent_coins, first_sent_at_ms, "
+      "last_sent_at_ms\nFROM ",
+      period ? "user_gift_wall_period_sender" : "user_gift_wall_sender", "\nWHERE ", key,
+      " AND sender_user_id = ?");
+}
+
+const std::string& StandingSqlOf(bool period) {
+  static const auto* const sqls = new std::string[2]{StandingSql(false), StandingSql(true)};
+  return sqls[period ? 1 : 0];
+}
+
+// The senders above one in the top-sender order, up to the exact-rank limit.
+std::string SendersAheadSql(bool period) {
+  return absl::StrCat(
+      "SELECT COUNT(*) FROM (SELECT 1 FROM ",
+      period ? "user_gift_wall_period_sender FORCE INDEX (idx_user_gift_wall_period_sender_rank)"
+             : "user_gift_wall_sender FORCE INDEX (idx_user_gift_wall_sender_rank)",
+      "\nWHERE app_code = ? AND user_id = ?",
+      period ? " AND period_kind = ? AND period_key = ?" : "", R"sql( AND gift_id = ?
+  AND (sent_count > ? OR (sent_count = ? AND (last_sent_at_ms < ?
+       OR (last_sent_at_ms = ? AND sender_user_id < ?))))
+LIMIT )sql",
+      domain::kExactRankLimit, ") ahead");
+}
+
+const std::string& SendersAheadSqlOf(bool period) {
+  static const auto* const sqls = new std::string[2]{SendersAheadSql(false), SendersAheadSql(true)};
+  return sqls[period ? 1 : 0];
+}
+
 }  // namespace
+
+absl::string_view SponsorHistoryQuerySql(bool one_gift, bool after) {
+  return SponsorHistorySqlOf(one_gift, after);
+}
+
+absl::string_view SendersAheadQuery(bool period) { return SendersAheadSqlOf(period); }
 
 absl::string_view SendersQuery(bool period, bool after) { return SendersSqlOf(period, after); }
 
@@ -176,6 +279,70 @@ absl::StatusOr<SenderPage> WallRepository::ListSenders(absl::string_view app_cod
   if (!s.ok()) return s;
   page.has_more = TrimToPage(&page.senders, limit);
   return page;
+}
+
+absl::StatusOr<SponsorHistoryPage> WallRepository::ListSponsorHistory(
+    absl::string_view app_code, int64_t user_id, const SponsorHistoryQuery& query) {
+  std::vector<SqlParam> params = {app_code, user_id, domain::PeriodKindName(query.kind),
+                                  query.oldest_key, query.current_key};
+  if (query.gift_id.has_value()) params.emplace_back(*query.gift_id);
+  if (query.after.has_value()) {
+    params.emplace_back(query.after->first);
+    params.emplace_back(query.after->first);
+    params.emplace_back(query.after->second);
+  }
+  params.emplace_back(RowsToFetch(query.limit));
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  SponsorHistoryPage page;
+  absl::Status s =
+      conn->Query(SponsorHistorySqlOf(query.gift_id.has_value(), query.after.has_value()), params,
+                  [&](const SqlRow& row) {
+                    page.records.push_back(SponsorRecord{
+                        row.Str(kSponsorPeriodKey), row.Str(kSponsorGiftId),
+                        domain::SenderStats{row.Int(kSponsorUser), row.Int(kSponsorCount),
+                                            row.Int(kSponsorCoins), row.Int(kSponsorFirst),
+                                            row.Int(kSponsorLast)},
+                        row.Int(kSponsorWon)});
+                  });
+  if (!s.ok()) return s;
+  page.has_more = TrimToPage(&page.records, query.limit);
+  return page;
+}
+
+absl::StatusOr<StandingRead> WallRepository::ReadStanding(
+    absl::string_view app_code, int64_t user_id, const std::optional<domain::Period>& period,
+    absl::string_view gift_id, int64_t sender_user_id) {
+  std::vector<SqlParam> key = WallKeyParams(app_code, user_id, period);
+  key.emplace_back(gift_id);
+  std::vector<SqlParam> params = key;
+  params.insert(params.end(), key.begin(), key.end());
+  params.emplace_back(sender_user_id);
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  StandingRead read;
+  absl::Status s = conn->Query(StandingSqlOf(period.has_value()), params, [&](const SqlRow& row) {
+    const domain::SenderStats stats{row.Int(kStandingUser), row.Int(kStandingCount),
+                                    row.Int(kStandingCoins), row.Int(kStandingFirst),
+                                    row.Int(kStandingLast)};
+    if (row.Int(kStandingKind) == 1) {
+      read.sent = stats;
+    } else if (stats.user_id != 0) {
+      read.sponsor = stats;
+    }
+  });
+  if (!s.ok()) return s;
+  if (!read.sent.has_value() ||
+      (read.sponsor.has_value() && read.sponsor->user_id == sender_user_id)) {
+    return read;
+  }
+  params = key;
+  for (int64_t v : {read.sent->sent_count, read.sent->sent_count, read.sent->last_sent_at_ms,
+                    read.sent->last_sent_at_ms, sender_user_id}) {
+    params.emplace_back(v);
+  }
+  s = conn->Query(SendersAheadSqlOf(period.has_value()), params,
+                  [&](const SqlRow& row) { read.senders_ahead = row.Int(0); });
+  if (!s.ok()) return s;
+  return read;
 }
 
 absl::StatusOr<AppSettingsSnapshot> WallRepository::ReadSettings(absl::string_view app_code) {

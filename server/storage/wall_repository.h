@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,12 +32,46 @@ struct SenderPage {
   bool has_more = false;
 };
 
+// One gift's 冠名 in one past period, and in how many of the window's periods they were.
+struct SponsorRecord {
+  std::string period_key;
+  std::string gift_id;
+  domain::SenderStats sponsor;
+  int64_t periods_won = 0;
+};
+
+// Which history, and where its page starts.
+struct SponsorHistoryQuery {
+  domain::PeriodKind kind = domain::PeriodKind::kMonth;
+  std::string oldest_key;              // the oldest period read
+  std::string current_key;             // the current period: read up to, not including, it
+  std::optional<std::string> gift_id;  // only this gift's
+  std::optional<std::pair<std::string, std::string>> after;  // (period_key, gift_id)
+  int limit = 0;
+};
+
+struct SponsorHistoryPage {
+  std::vector<SponsorRecord> records;
+  bool has_more = false;
+};
+
+// What GetSenderStanding reads of one gift on one wall.
+struct StandingRead {
+  std::optional<domain::SenderStats> sent;     // the sender's row
+  std::optional<domain::SenderStats> sponsor;  // the gift's 冠名
+  // Senders ranked above the sender, counted up to domain::kExactRankLimit; none if the sender
+  // sent none or is the 冠名.
+  std::optional<int64_t> senders_ahead;
+};
+
 // The SQL of a gift's senders page, all-time or of a period: the first, or the page after a
 // cursor. Exposed so that its plan can be checked (EXPLAIN) against a real server.
 absl::string_view SendersQuery(bool period, bool after_cursor);
 
-// The SQL of ReadWalls, for the same reason.
+// The SQL of ReadWalls, ListSponsorHistory and the rank of ReadStanding, for the same reason.
 absl::string_view WallQuery(bool period);
+absl::string_view SponsorHistoryQuerySql(bool one_gift, bool after_cursor);
+absl::string_view SendersAheadQuery(bool period);
 
 class WallRepository {
  public:
@@ -56,6 +91,20 @@ class WallRepository {
                                          const std::optional<domain::Period>& period,
                                          absl::string_view gift_id,
                                          const std::optional<SenderCursor>& after, int limit);
+
+  // A page of the 冠名 of a user's past periods of one kind (those with a sender), newest period
+  // first and gifts ascending within one, each with how many of the queried periods its sponsor
+  // won the gift: one statement, reading the user's rows of the queried periods (a primary-key
+  // range of at most retention x wall cap rows).
+  absl::StatusOr<SponsorHistoryPage> ListSponsorHistory(absl::string_view app_code, int64_t user_id,
+                                                        const SponsorHistoryQuery& query);
+
+  // A sender's row of one gift and the gift's 冠名 (two primary-key reads in one statement),
+  // then, unless the sender sent none or is the 冠名, how many senders rank above them (a range
+  // of the rank index, at most domain::kExactRankLimit entries).
+  absl::StatusOr<StandingRead> ReadStanding(absl::string_view app_code, int64_t user_id,
+                                            const std::optional<domain::Period>& period,
+                                            absl::string_view gift_id, int64_t sender_user_id);
 
   // The app's settings and the database's clock, for resolving the period a reader names.
   absl::StatusOr<AppSettingsSnapshot> ReadSettings(absl::string_view app_code);

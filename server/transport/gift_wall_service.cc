@@ -9,6 +9,7 @@
 #include "server/domain/app_code.h"
 #include "server/domain/envelope.h"
 #include "server/domain/page_token.h"
+#include "server/domain/sponsor.h"
 #include "server/domain/text.h"
 #include "server/domain/wall_page.h"
 #include "server/transport/grpc_status.h"
@@ -129,6 +130,18 @@ absl::Status CheckWallRead(absl::string_view raw_app_code, int64_t user_id, int3
   *app_code = *std::move(code);
   *limit = page_size == 0 ? kDefaultPageSize : std::min<int>(page_size, kMaxPageSize);
   return absl::OkStatus();
+}
+
+// A request's gift_id, trimmed as gift ids are stored (DESIGN §2.5); empty only if not
+// `required`. INVALID_ARGUMENT if blank when required, or over 64 bytes.
+absl::StatusOr<std::string> CheckGiftId(absl::string_view raw, bool required) {
+  std::string gift_id(domain::TrimSpace(raw));
+  if (gift_id.empty() && required) return absl::InvalidArgumentError("gift_id is required");
+  if (gift_id.size() > domain::kMaxGiftIdBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gift_id is ", gift_id.size(), " bytes, at most ", domain::kMaxGiftIdBytes, " allowed"));
+  }
+  return gift_id;
 }
 
 }  // namespace
@@ -337,24 +350,14 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
       !s.ok()) {
     return FinishNow(context, s);
   }
-  // Gift ids are stored trimmed (DESIGN §2.5): look them up the same way.
-  std::string gift_id(domain::TrimSpace(request->gift_id()));
-  if (gift_id.empty()) {
-    return FinishNow(context,
-                     InvalidArgument("", absl::InvalidArgumentError("gift_id is required")));
-  }
-  if (gift_id.size() > domain::kMaxGiftIdBytes) {
-    return FinishNow(context,
-                     InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
-                                             "gift_id is ", gift_id.size(), " bytes, at most ",
-                                             domain::kMaxGiftIdBytes, " allowed"))));
-  }
+  absl::StatusOr<std::string> gift_id = CheckGiftId(request->gift_id(), /*required=*/true);
+  if (!gift_id.ok()) return FinishNow(context, InvalidArgument("", gift_id.status()));
   absl::StatusOr<domain::PeriodSpec> spec = domain::ParsePeriodSpec(request->period());
   if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
   std::optional<storage::SenderCursor> after;
   if (!request->page_token().empty()) {
-    absl::StatusOr<domain::SenderPageToken> token =
-        domain::DecodeSenderPageToken(request->page_token(), app_code, request->user_id(), gift_id);
+    absl::StatusOr<domain::SenderPageToken> token = domain::DecodeSenderPageToken(
+        request->page_token(), app_code, request->user_id(), *gift_id);
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
     spec = domain::ContinuePeriod(*spec, token->period);
     if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
@@ -362,7 +365,7 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
   }
   return Offload(context, workers_,
                  [this, app_code = std::move(app_code), user_id = request->user_id(),
-                  gift_id = std::move(gift_id), spec = *std::move(spec), after = std::move(after),
+                  gift_id = *std::move(gift_id), spec = *std::move(spec), after = std::move(after),
                   page_size, response, admission] {
                    absl::StatusOr<std::optional<domain::Period>> period =
                        periods_.Resolve(app_code, spec);
@@ -378,6 +381,109 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
                          {app_code, user_id, gift_id, last.sent_count, last.last_sent_at_ms,
                           last.user_id, period->has_value() ? (*period)->Name() : ""}));
                    }
+                   if (period->has_value()) Fill(**period, response->mutable_period());
+                   return grpc::Status::OK;
+                 });
+}
+
+grpc::ServerUnaryReactor* GiftWallService::ListSponsorHistory(
+    grpc::CallbackServerContext* context, const v1::ListSponsorHistoryRequest* request,
+    v1::ListSponsorHistoryResponse* response) {
+  std::string app_code;
+  int page_size = 0;
+  Admission admission;  // held until the call is answered
+  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
+                                     request->page_size(), &app_code, &page_size, &admission);
+      !s.ok()) {
+    return FinishNow(context, s);
+  }
+  const std::optional<domain::PeriodKind> kind = domain::ParsePeriodKind(request->period_kind());
+  if (!kind.has_value()) {
+    return FinishNow(context, InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
+                                                      "period_kind \"", request->period_kind(),
+                                                      "\" is not one of day, week, month"))));
+  }
+  absl::StatusOr<std::string> gift_id = CheckGiftId(request->gift_id(), /*required=*/false);
+  if (!gift_id.ok()) return FinishNow(context, InvalidArgument("", gift_id.status()));
+  storage::SponsorHistoryQuery query;
+  query.kind = *kind;
+  if (!gift_id->empty()) query.gift_id = *gift_id;
+  query.limit = page_size;
+  if (!request->page_token().empty()) {
+    absl::StatusOr<domain::SponsorHistoryPageToken> token = domain::DecodeSponsorHistoryPageToken(
+        request->page_token(), app_code, request->user_id(), request->period_kind(), *gift_id);
+    if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    query.after = {std::move(token->period_key), std::move(token->gift_id)};
+  }
+  return Offload(
+      context, workers_,
+      [this, app_code = std::move(app_code), user_id = request->user_id(),
+       gift_filter = *std::move(gift_id), query = std::move(query), response, admission]() mutable {
+        absl::StatusOr<domain::HistoryWindow> window = periods_.History(app_code, query.kind);
+        if (!window.ok()) return ToGrpcStatus(window.status());
+        query.oldest_key = window->oldest.key;
+        query.current_key = window->current.key;
+        absl::StatusOr<storage::SponsorHistoryPage> page =
+            wall_.ListSponsorHistory(app_code, user_id, query);
+        if (!page.ok()) return ToGrpcStatus(page.status());
+        for (const storage::SponsorRecord& record : page->records) {
+          v1::SponsorHistoryEntry* entry = response->add_entries();
+          const std::optional<domain::Period> period =
+              window->calendar.Named(query.kind, record.period_key);
+          if (period.has_value()) Fill(*period, entry->mutable_period());
+          entry->set_gift_id(record.gift_id);
+          Fill(record.sponsor, entry->mutable_sponsor());
+          entry->set_periods_won(record.periods_won);
+        }
+        if (page->has_more) {
+          const storage::SponsorRecord& last = page->records.back();
+          response->set_next_page_token(domain::EncodeSponsorHistoryPageToken(
+              {app_code, user_id, std::string(domain::PeriodKindName(query.kind)), gift_filter,
+               last.period_key, last.gift_id}));
+        }
+        return grpc::Status::OK;
+      });
+}
+
+grpc::ServerUnaryReactor* GiftWallService::GetSenderStanding(
+    grpc::CallbackServerContext* context, const v1::GetSenderStandingRequest* request,
+    v1::GetSenderStandingResponse* response) {
+  std::string app_code;
+  int page_size = 0;
+  Admission admission;  // held until the call is answered
+  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
+                                     /*page_size_in=*/0, &app_code, &page_size, &admission);
+      !s.ok()) {
+    return FinishNow(context, s);
+  }
+  absl::StatusOr<std::string> gift_id = CheckGiftId(request->gift_id(), /*required=*/true);
+  if (!gift_id.ok()) return FinishNow(context, InvalidArgument("", gift_id.status()));
+  if (request->sender_user_id() <= 0) {
+    return FinishNow(
+        context,
+        InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
+                                "sender_user_id must be > 0, got ", request->sender_user_id()))));
+  }
+  absl::StatusOr<domain::PeriodSpec> spec = domain::ParsePeriodSpec(request->period());
+  if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
+  return Offload(context, workers_,
+                 [this, app_code = std::move(app_code), user_id = request->user_id(),
+                  gift_id = *std::move(gift_id), sender = request->sender_user_id(),
+                  spec = *std::move(spec), response, admission] {
+                   absl::StatusOr<std::optional<domain::Period>> period =
+                       periods_.Resolve(app_code, spec);
+                   if (!period.ok()) return ToGrpcStatus(period.status());
+                   absl::StatusOr<storage::StandingRead> read =
+                       wall_.ReadStanding(app_code, user_id, *period, gift_id, sender);
+                   if (!read.ok()) return ToGrpcStatus(read.status());
+                   const domain::SenderStanding standing =
+                       domain::StandingOf(sender, read->sent, read->sponsor, read->senders_ahead);
+                   Fill(standing.sender, response->mutable_sender());
+                   if (standing.sponsor.has_value())
+                     Fill(*standing.sponsor, response->mutable_sponsor());
+                   response->set_needed_to_sponsor(standing.needed_to_sponsor);
+                   response->set_rank(standing.rank);
+                   response->set_rank_beyond_limit(standing.rank_beyond_limit);
                    if (period->has_value()) Fill(**period, response->mutable_period());
                    return grpc::Status::OK;
                  });

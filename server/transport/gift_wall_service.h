@@ -60,6 +60,12 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   grpc::ServerUnaryReactor* ListGiftWallSenders(grpc::CallbackServerContext* context,
                                                 const v1::ListGiftWallSendersRequest* request,
                                                 v1::ListGiftWallSendersResponse* response) override;
+  grpc::ServerUnaryReactor* ListSponsorHistory(grpc::CallbackServerContext* context,
+                                               const v1::ListSponsorHistoryRequest* request,
+                                               v1::ListSponsorHistoryResponse* response) override;
+  grpc::ServerUnaryReactor* GetSenderStanding(grpc::CallbackServerContext* context,
+                                              const v1::GetSenderStandingRequest* request,
+                                              v1::GetSenderStandingResponse* response) override;
 
  private:
   // Projects `unit` and answers with `fill`, or the status that kept it from being projected:

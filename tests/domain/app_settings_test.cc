@@ -176,6 +176,30 @@ TEST(PeriodSpec, Rule15_AKindTheAppDoesNotKeepIsInvalidNamingWhatItKeeps) {
   EXPECT_THAT(day.status().message(), HasSubstr("it keeps the all-time wall only"));
 }
 
+// ListSponsorHistory reads from the oldest retained period up to, not including, the current.
+TEST(SponsorHistory, Rule15_TheHistoryIsThePastPeriodsStillRetained) {
+  PeriodRetention retention;
+  retention.past[PeriodKind::kMonth] = 2;
+  const AppSettings shanghai = Keeping("Asia/Shanghai", {"month"});
+  absl::StatusOr<HistoryWindow> window =
+      ResolveHistory(PeriodKind::kMonth, "demo", shanghai, retention, Utc(2026, 11, 30, 16));
+  ASSERT_TRUE(window.ok()) << window.status();
+  EXPECT_EQ(window->current.Name(), "month:2026-12");
+  EXPECT_EQ(window->oldest.Name(), "month:2026-10");
+  // The calendar names each period of the window, with its bounds.
+  std::optional<Period> november = window->calendar.Named(PeriodKind::kMonth, "2026-11");
+  ASSERT_TRUE(november.has_value());
+  EXPECT_EQ(november->end_ms, window->current.start_ms);
+
+  absl::StatusOr<HistoryWindow> weeks =
+      ResolveHistory(PeriodKind::kWeek, "demo", shanghai, retention, Utc(2026, 11, 30, 16));
+  EXPECT_EQ(weeks.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(weeks.status().message(),
+              HasSubstr("period_kind \"week\": app demo keeps no week walls (it keeps month"));
+  EXPECT_EQ(ResolveHistory(PeriodKind::kDay, "demo", std::nullopt, retention, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(PeriodSpec, Rule15_APageTokenKeepsTheRequestInThePeriodItWasIssuedFor) {
   const PeriodSpec current = *ParsePeriodSpec("month");
   absl::StatusOr<PeriodSpec> next = ContinuePeriod(current, "month:2026-11");

@@ -1,8 +1,11 @@
 #include "server/domain/page_token.h"
 
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "absl/strings/escaping.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace giftwall::domain {
@@ -158,6 +161,33 @@ TEST(GiftWallPageToken, RejectsEveryOtherSpellingOfItsText) {
 
 // Found by fuzz/page_token_fuzzer: a number written in more bytes than it needs, or with bits
 // beyond 64, decoded (the extra bits dropped), so one cursor had many tokens.
+TEST(SponsorHistoryPageToken, RoundTripsAndIsBoundToWallKindAndGift) {
+  const SponsorHistoryPageToken in{"demo", 42, "week", "", "2026-W49", "rose"};
+  const std::string encoded = EncodeSponsorHistoryPageToken(in);
+  absl::StatusOr<SponsorHistoryPageToken> out =
+      DecodeSponsorHistoryPageToken(encoded, "demo", 42, "week", "");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->period_key, "2026-W49");
+  EXPECT_EQ(out->gift_id, "rose");
+  for (const auto& [app, user, kind, gift] :
+       std::vector<std::tuple<std::string, int64_t, std::string, std::string>>{
+           {"other", 42, "week", ""},
+           {"demo", 43, "week", ""},
+           {"demo", 42, "month", ""},
+           {"demo", 42, "week", "rose"}}) {
+    absl::StatusOr<SponsorHistoryPageToken> wrong =
+        DecodeSponsorHistoryPageToken(encoded, app, user, kind, gift);
+    EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument) << app << user << kind;
+    EXPECT_THAT(std::string(wrong.status().message()),
+                ::testing::HasSubstr("issued for another wall's history"));
+  }
+  // Another kind of token is not a history token.
+  EXPECT_EQ(DecodeSponsorHistoryPageToken(EncodeGiftWallPageToken(Sample()), "demo", 42, "week", "")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(DeadEventPageToken, RejectsNumbersNotWrittenInTheirShortestForm) {
   using std::string_literals::operator""s;
   const std::string shortest = "\x01\x03"s + "\x04" + "demo" + "\x00"s + "\x02" + "E1";

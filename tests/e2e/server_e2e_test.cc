@@ -910,6 +910,210 @@ TEST_F(ServerE2eTest, Rule15_PeriodWallsAreReadByKindOrKeyWithTheirOwnTopSender)
   EXPECT_EQ(server.Terminate(), 0);
 }
 
+// A server whose app keeps weeks in Asia/Shanghai, and what the tests of 冠名 over periods
+// project into user 1's wall. Each test names its own app: the suite shares one database.
+class SponsorE2eTest : public ServerE2eTest {
+ protected:
+  void Start(const std::string& app) {
+    app_ = app;
+    sponsor_server_ = std::make_unique<ServerProcess>(
+        db_->url(), std::vector<std::string>{"--catchup_interval=0", "--enable_admin"});
+    ASSERT_TRUE(sponsor_server_->WaitReady()) << sponsor_server_->log();
+    std::string out;
+    ASSERT_EQ(RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", address()),
+                          absl::StrCat("--app_code=", app_), "admin", "settings",
+                          "--time_zone=Asia/Shanghai", "--period_kinds=week"},
+                         &out),
+              0)
+        << out;
+    stub_ = v1::GiftWallService::NewStub(sponsor_server_->Channel());
+    v1::GetGiftWallRequest request;
+    request.set_app_code(app_);
+    request.set_user_id(1);
+    request.set_period("week");
+    v1::GetGiftWallResponse response;
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->GetGiftWall(&context, request, &response).ok());
+    this_week_ = response.period();
+  }
+  void TearDown() override {
+    if (sponsor_server_ != nullptr) {
+      EXPECT_EQ(sponsor_server_->Terminate(), 0);
+    }
+  }
+  std::string address() const { return sponsor_server_->address(); }
+
+  // `count` of `gift_id` from `sender` (0: none) to user 1, at `at_ms`.
+  void Gift(const std::string& id, const std::string& gift_id, int count, int sender,
+            int64_t at_ms) {
+    std::string payload =
+        absl::StrFormat(R"({"target_user_id":1,"gift_id":"%s","gift_count":%d)", gift_id, count);
+    if (sender != 0) absl::StrAppend(&payload, ",\"sender_user_id\":", sender);
+    ASSERT_TRUE(
+        Project(Message(app_, id, payload + "}", at_ms), nullptr, sponsor_server_.get()).ok())
+        << id;
+  }
+
+  std::string app_;
+  std::unique_ptr<ServerProcess> sponsor_server_;
+  std::unique_ptr<v1::GiftWallService::Stub> stub_;
+  v1::GiftWallPeriod this_week_;
+};
+
+// ListSponsorHistory after two periods: the 冠名 of each past week, newest first, each with the
+// weeks it won the gift; the current week is not history; pages follow one another, bound to
+// their request; gifts without a sender have no 冠名.
+TEST_F(SponsorE2eTest, Rule15_TheSponsorHistoryAfterTwoPeriods) {
+  Start("sh");
+  const int64_t day_ms = 86'400'000;
+  const int64_t last_week = this_week_.start_ms() - day_ms;
+  const int64_t week_before = this_week_.start_ms() - 8 * day_ms;
+  Gift("H1", "rose", 3, 10, week_before);
+  Gift("H2", "rose", 1, 20, week_before + 1);
+  Gift("H3", "lily", 2, 20, week_before + 2);
+  Gift("H4", "star", 4, 0, week_before + 3);
+  // Last week, 10 and 30 tie at 2: 10 reached it first.
+  Gift("H5", "rose", 2, 10, last_week);
+  Gift("H6", "rose", 2, 30, last_week + 1);
+  Gift("H7", "rose", 5, 40, this_week_.start_ms() + 1);
+
+  auto history = [&](const std::string& kind, const std::string& gift, int page_size,
+                     const std::string& token, v1::ListSponsorHistoryResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::ListSponsorHistoryRequest request;
+    request.set_app_code(app_);
+    request.set_user_id(1);
+    request.set_period_kind(kind);
+    request.set_gift_id(gift);
+    request.set_page_size(page_size);
+    request.set_page_token(token);
+    response->Clear();
+    return stub_->ListSponsorHistory(&context, request, response);
+  };
+  auto line = [](const v1::SponsorHistoryEntry& e) {
+    return absl::StrCat(e.period().key(), " ", e.gift_id(), " ", e.sponsor().user_id(), "x",
+                        e.sponsor().sent_count(), " won ", e.periods_won());
+  };
+  v1::ListSponsorHistoryResponse page;
+  ASSERT_TRUE(history("week", "", 0, "", &page).ok());
+  std::vector<std::string> all;
+  for (const v1::SponsorHistoryEntry& e : page.entries()) all.push_back(line(e));
+  ASSERT_EQ(all.size(), 3u) << absl::StrJoin(all, "\n");
+  const v1::SponsorHistoryEntry& newest = page.entries(0);
+  EXPECT_EQ(newest.period().kind(), "week");
+  EXPECT_EQ(newest.period().end_ms(), this_week_.start_ms());
+  const std::string last_key = newest.period().key();
+  const std::string before_key = page.entries(1).period().key();
+  EXPECT_LT(before_key, last_key);
+  EXPECT_THAT(all, ::testing::ElementsAre(absl::StrCat(last_key, " rose 10x2 won 2"),
+                                          absl::StrCat(before_key, " lily 20x2 won 1"),
+                                          absl::StrCat(before_key, " rose 10x3 won 2")));
+  EXPECT_TRUE(page.next_page_token().empty());
+
+  // One gift, a page at a time.
+  std::vector<std::string> paged;
+  std::string token;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(history("week", " rose ", 1, token, &page).ok());
+    for (const v1::SponsorHistoryEntry& e : page.entries()) paged.push_back(line(e));
+    token = page.next_page_token();
+    if (token.empty()) break;
+  }
+  EXPECT_THAT(paged, ::testing::ElementsAre(all[0], all[2]));
+  ASSERT_TRUE(history("week", "rose", 1, "", &page).ok());
+  grpc::Status status = history("week", "lily", 1, page.next_page_token(), &page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("another wall's history"));
+
+  // A kind the app does not keep, and one that is no kind.
+  status = history("month", "", 0, "", &page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr(" keeps no month walls"));
+  status = history("year", "", 0, "", &page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("period_kind \"year\" is not one of"));
+
+  // The CLI's table.
+  std::string out;
+  EXPECT_EQ(RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", address()),
+                        "--app_code=" + app_, "--user_id=1", "sponsors", "--period_kind=week"},
+                       &out),
+            0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("PERIODS WON"));
+  EXPECT_THAT(out, HasSubstr(absl::StrCat("week:", last_key)));
+}
+
+// GetSenderStanding: what the sender and the 冠名 sent, how many more the sender needs under the
+// tie rule (level is not enough: the 冠名 reached the count first), and the rank; of a period
+// and all-time, which differ.
+TEST_F(SponsorE2eTest, Rule15_StandingAndTheCountNeededFollowTheTieRule) {
+  Start("st");
+  const int64_t start = this_week_.start_ms();
+  Gift("S1", "rose", 5, 40, start + 1);
+  Gift("S2", "rose", 3, 50, start + 2);
+  Gift("S3", "rose", 5, 60, start + 3);
+  Gift("S4", "rose", 6, 10, start - 86'400'000);  // last week: 冠名 all-time, not this week
+  auto standing = [&](int64_t sender, const std::string& period,
+                      v1::GetSenderStandingResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::GetSenderStandingRequest request;
+    request.set_app_code(app_);
+    request.set_user_id(1);
+    request.set_gift_id("rose");
+    request.set_sender_user_id(sender);
+    request.set_period(period);
+    response->Clear();
+    return stub_->GetSenderStanding(&context, request, response);
+  };
+  struct Want {
+    int64_t sender;
+    int64_t sent;
+    int64_t needed;
+    int64_t rank;
+  };
+  // This week: 40 and 60 sent 5 each, 40 first: 40 is 冠名; 60 needs 1 more, 50 needs 3.
+  for (const Want& want : {Want{40, 5, 0, 1}, Want{60, 5, 1, 2}, Want{50, 3, 3, 3},
+                           Want{70, 0, 6, 0}, Want{10, 0, 6, 0}}) {
+    v1::GetSenderStandingResponse response;
+    ASSERT_TRUE(standing(want.sender, "week", &response).ok());
+    EXPECT_EQ(response.period().key(), this_week_.key());
+    EXPECT_EQ(response.sender().user_id(), want.sender);
+    EXPECT_EQ(response.sender().sent_count(), want.sent) << want.sender;
+    EXPECT_EQ(response.sponsor().user_id(), 40);
+    EXPECT_EQ(response.sponsor().sent_count(), 5);
+    EXPECT_EQ(response.needed_to_sponsor(), want.needed) << want.sender;
+    EXPECT_EQ(response.rank(), want.rank) << want.sender;
+    EXPECT_FALSE(response.rank_beyond_limit());
+  }
+  // All-time: 10 sent 6 and is 冠名; 40 needs 2.
+  v1::GetSenderStandingResponse response;
+  ASSERT_TRUE(standing(40, "", &response).ok());
+  EXPECT_FALSE(response.has_period());
+  EXPECT_EQ(response.sponsor().user_id(), 10);
+  EXPECT_EQ(response.needed_to_sponsor(), 2);
+  EXPECT_EQ(response.rank(), 2);
+
+  grpc::Status status = standing(0, "", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("sender_user_id must be > 0"));
+  status = standing(40, "month", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr(" keeps no month walls"));
+
+  std::string out;
+  EXPECT_EQ(RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", address()),
+                        "--app_code=" + app_, "--user_id=1", "standing", "--gift_id=rose",
+                        "--sender_user_id=60", "--period=week"},
+                       &out),
+            0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("needed to take 冠名: 1"));
+  EXPECT_THAT(out, HasSubstr("rank: 2"));
+}
+
 // Every admin call goes through one wrapper: a refusal for its arguments is audit-logged like any
 // other answer. And answers that list events or users are bounded, counting the rest.
 TEST_F(ServerE2eTest, AdminRefusalsAreAuditedAndListsAreCapped) {

@@ -15,7 +15,8 @@ class WallReaderTest : public ::testing::Test {
   WallReaderTest()
       : pool_(db_.PoolOptions()),
         walls_(pool_),
-        periods_([this](absl::string_view app) { return walls_.ReadSettings(app); }) {}
+        periods_([this](absl::string_view app) { return walls_.ReadSettings(app); },
+                 domain::PeriodRetention()) {}
 
   void AddGift(int64_t user, const std::string& gift, int64_t count) {
     db_.Exec(absl::StrFormat(

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/domain/sponsor.h"
 #include "tests/support/test_database.h"
 
 namespace giftwall::storage {
@@ -30,6 +31,19 @@ class WallRepositoryTest : public ::testing::Test {
         "sent_count, sent_coins, first_sent_at_ms, last_sent_at_ms, created_at_ms, updated_at_ms) "
         "VALUES ('demo', %d, '%s', %d, %d, %d, 1, %d, 1, 1)",
         user, gift, sender, count, count * 10, last));
+  }
+
+  // A gift's row of one period of `user`'s wall: its 冠名 `top` (0: none) with `count`.
+  void AddPeriodGift(int64_t user, const std::string& kind, const std::string& key,
+                     const std::string& gift, int64_t top, int64_t count) {
+    db_.Exec(absl::StrFormat(
+        "INSERT INTO user_gift_wall_period (app_code, user_id, period_kind, period_key, gift_id, "
+        "gift_count, first_received_at_ms, last_received_at_ms, sender_count, "
+        "top_sender_user_id, top_sender_count, top_sender_coins, top_sender_last_sent_at_ms, "
+        "created_at_ms, updated_at_ms) "
+        "VALUES ('demo', %d, '%s', '%s', '%s', %d, 1, 2, %d, %d, %d, %d, 2, 1, 1)",
+        user, kind, key, gift, count, top == 0 ? 0 : 1, top, top == 0 ? 0 : count,
+        top == 0 ? 0 : count * 10));
   }
 
   testing::TestDatabase db_;
@@ -91,6 +105,87 @@ TEST_F(WallRepositoryTest, SendersPageInTheTopSenderOrder) {
   EXPECT_THAT(order, ::testing::ElementsAre(400, 100, 200, 300, 500));
 }
 
+// The history of one kind: the past periods of the window only, newest first, gifts ascending
+// within a period, gifts without a sender left out; each sponsor with the periods of the window
+// they won the gift in. Pages follow one another without a gap or a repeat.
+TEST_F(WallRepositoryTest, SponsorHistoryPagesNewestPeriodFirstWithThePeriodsEachSponsorWon) {
+  AddPeriodGift(7, "week", "2026-W46", "rose", 10, 9);  // before the window
+  AddPeriodGift(7, "week", "2026-W47", "rose", 10, 3);
+  AddPeriodGift(7, "week", "2026-W47", "lily", 20, 2);
+  AddPeriodGift(7, "week", "2026-W47", "star", 0, 4);  // no sender, no 冠名
+  AddPeriodGift(7, "week", "2026-W48", "rose", 30, 4);
+  AddPeriodGift(7, "week", "2026-W49", "rose", 10, 2);
+  AddPeriodGift(7, "week", "2026-W50", "rose", 40, 5);  // the current week
+  AddPeriodGift(7, "month", "2026-11", "rose", 10, 9);  // another kind
+  AddPeriodGift(8, "week", "2026-W48", "rose", 10, 9);  // another wall
+  SponsorHistoryQuery query;
+  query.kind = domain::PeriodKind::kWeek;
+  query.oldest_key = "2026-W47";
+  query.current_key = "2026-W50";
+  query.limit = 2;
+  std::vector<std::string> seen;
+  for (int pages = 0; pages < 10; ++pages) {
+    absl::StatusOr<SponsorHistoryPage> page = repo_.ListSponsorHistory("demo", 7, query);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (const SponsorRecord& r : page->records) {
+      seen.push_back(absl::StrCat(r.period_key, " ", r.gift_id, " ", r.sponsor.user_id, "x",
+                                  r.sponsor.sent_count, " won ", r.periods_won));
+    }
+    if (!page->has_more) break;
+    query.after = {page->records.back().period_key, page->records.back().gift_id};
+  }
+  EXPECT_THAT(seen, ::testing::ElementsAre("2026-W49 rose 10x2 won 2", "2026-W48 rose 30x4 won 1",
+                                           "2026-W47 lily 20x2 won 1", "2026-W47 rose 10x3 won 2"));
+  // One gift's history.
+  query.after.reset();
+  query.gift_id = "lily";
+  query.limit = 50;
+  absl::StatusOr<SponsorHistoryPage> lily = repo_.ListSponsorHistory("demo", 7, query);
+  ASSERT_TRUE(lily.ok()) << lily.status();
+  ASSERT_EQ(lily->records.size(), 1u);
+  EXPECT_EQ(lily->records[0].sponsor.sent_coins, 20);
+  EXPECT_FALSE(lily->has_more);
+}
+
+// The sponsor and the sender in one statement; the senders ahead counted from the rank index,
+// exactly up to the limit.
+TEST_F(WallRepositoryTest, StandingReadsTheSponsorAndCountsTheSendersAheadUpToTheLimit) {
+  AddGift(7, "rose", 1, 1, 1);
+  db_.Exec(
+      "UPDATE user_gift_wall SET top_sender_user_id = 1, top_sender_count = 5000, "
+      "top_sender_last_sent_at_ms = 1 WHERE gift_id = 'rose'");
+  // Sender n sent 5001 - n: 1,100 senders, in rank order of their ids.
+  std::string values;
+  for (int n = 1; n <= 1100; ++n) {
+    absl::StrAppendFormat(&values, "%s('demo', 7, 'rose', %d, %d, 0, 1, 1, 1, 1)",
+                          n == 1 ? "" : ",", n, 5001 - n);
+  }
+  db_.Exec(absl::StrCat(
+      "INSERT INTO user_gift_wall_sender (app_code, user_id, gift_id, sender_user_id, sent_count, "
+      "sent_coins, first_sent_at_ms, last_sent_at_ms, created_at_ms, updated_at_ms) VALUES ",
+      values));
+  absl::StatusOr<StandingRead> sponsor = repo_.ReadStanding("demo", 7, std::nullopt, "rose", 1);
+  ASSERT_TRUE(sponsor.ok()) << sponsor.status();
+  EXPECT_EQ(sponsor->sponsor->sent_count, 5000);
+  EXPECT_EQ(sponsor->sent->sent_count, 5000);
+  EXPECT_FALSE(sponsor->senders_ahead.has_value()) << "the 冠名 has nobody ahead: not read";
+  absl::StatusOr<StandingRead> tenth = repo_.ReadStanding("demo", 7, std::nullopt, "rose", 10);
+  ASSERT_TRUE(tenth.ok()) << tenth.status();
+  EXPECT_EQ(tenth->sent->sent_count, 4991);
+  EXPECT_EQ(tenth->senders_ahead, 9);
+  absl::StatusOr<StandingRead> far = repo_.ReadStanding("demo", 7, std::nullopt, "rose", 1050);
+  ASSERT_TRUE(far.ok()) << far.status();
+  EXPECT_EQ(far->senders_ahead, domain::kExactRankLimit);
+  absl::StatusOr<StandingRead> none = repo_.ReadStanding("demo", 7, std::nullopt, "rose", 5000);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->sent.has_value());
+  EXPECT_FALSE(none->senders_ahead.has_value());
+  absl::StatusOr<StandingRead> other_gift = repo_.ReadStanding("demo", 7, std::nullopt, "lily", 10);
+  ASSERT_TRUE(other_gift.ok()) << other_gift.status();
+  EXPECT_FALSE(other_gift->sponsor.has_value());
+  EXPECT_FALSE(other_gift->sent.has_value());
+}
+
 // A wall is read by primary key; a gift's senders from their rank index in order, with no
 // filesort. The wall has no other index: every one would cost each projection a rewrite.
 TEST_F(WallRepositoryTest, EveryReadIsServedByAnIndexAndTheWallHasOnlyItsPrimaryKey) {
@@ -123,6 +218,25 @@ TEST_F(WallRepositoryTest, EveryReadIsServedByAnIndexAndTheWallHasOnlyItsPrimary
       "idx_user_gift_wall_period_sender_rank");
   EXPECT_EQ(explain(std::string(SendersQuery(true, true)),
                     {"demo", 1, "month", "2026-12", "g1", 3, 3, 5, 5, 10, 11}),
+            "idx_user_gift_wall_period_sender_rank");
+  // The history reads a range of the primary key: the user's rows of the queried periods (the
+  // page is then sorted from those, at most retention x wall cap rows). The rank counts along
+  // the rank index.
+  std::string history_plan;
+  ASSERT_TRUE(conn->Query(absl::StrCat("EXPLAIN ", SponsorHistoryQuerySql(true, true)),
+                          {"demo", 1, "week", "2026-W01", "2026-W50", "g1", "2026-W40", "2026-W40",
+                           "g", 51},
+                          [&](const SqlRow& row) {
+                            if (row.Str(2) == "user_gift_wall_period") {
+                              history_plan = absl::StrCat(row.Str(3), " ", row.Str(5));
+                            }
+                          })
+                  .ok());
+  EXPECT_EQ(history_plan, "range PRIMARY");
+  EXPECT_EQ(explain(std::string(SendersAheadQuery(false)), {"demo", 1, "g1", 3, 3, 5, 5, 10}),
+            "idx_user_gift_wall_sender_rank");
+  EXPECT_EQ(explain(std::string(SendersAheadQuery(true)),
+                    {"demo", 1, "month", "2026-12", "g1", 3, 3, 5, 5, 10}),
             "idx_user_gift_wall_period_sender_rank");
   EXPECT_EQ(db_.QueryString("SELECT GROUP_CONCAT(DISTINCT index_name) FROM "
                             "information_schema.statistics WHERE table_schema = DATABASE() AND "
