@@ -2,8 +2,11 @@
 // database server's CPU (from /proc) around each of a group's statements, as the projector runs
 // them (the path of new events: insert the ledger rows, merge senders, merge walls, commit), on
 // events spread like load_bench's project mode. With --sort_indexes it first re-creates the four
-// wall indexes that migration 0004 dropped, to show what they cost every merge.
+// wall indexes that migration 0004 dropped, to show what they cost every merge. With --periods
+// each event is also folded into those periods (DESIGN §2.15), as for an app keeping them: what
+// the period rows cost the database.
 //   group_bench --mysql_url=mysql://root@127.0.0.1:3306/db --db_pid=1234 --sizes=1,16,100
+//   group_bench ... --periods=week:2023-W46,month:2023-11
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -30,6 +33,10 @@ ABSL_FLAG(std::string, sizes, "1,16,100", "group sizes (events), comma-separated
 ABSL_FLAG(int, events, 12000, "events per group size (at least 300 groups)");
 ABSL_FLAG(bool, sort_indexes, false,
           "re-create the wall's four sort indexes (dropped by migration 0004) for the run");
+ABSL_FLAG(
+    std::string, periods, "",
+    "periods each event is also folded into, comma-separated (\"week:2023-W46,month:2023-11\"; "
+    "the events occur in November 2023): the rows an app keeping those kinds writes");
 
 namespace {
 
@@ -80,10 +87,16 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(std::random_device{}());
   const int64_t run = static_cast<int64_t>(rng() % 1'000'000'000);
 
+  const std::vector<std::string> periods =
+      absl::StrSplit(absl::GetFlag(FLAGS_periods), ',', absl::SkipEmpty());
+  std::string kinds;
+  for (const std::string& period : periods) {
+    absl::StrAppend(&kinds, kinds.empty() ? "" : " + ", period.substr(0, period.find(':')));
+  }
   std::cout
-      << "| wall sort indexes | group size | "
+      << "| wall sort indexes | period rows | group size | "
       << "begin | insert ledger | merge senders | merge walls | commit | a group | an event |\n"
-      << "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (absl::string_view size_text : absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',')) {
     int size = 0;
     if (!absl::SimpleAtoi(size_text, &size) || size <= 0) {
@@ -104,6 +117,7 @@ int main(int argc, char** argv) {
         e.gift.gift_count = 1 + static_cast<int64_t>(rng() % 5);
         e.gift.sender_user_id = 100'000 + static_cast<int64_t>(rng() % 5000);
         e.gift.coin_amount = 100;
+        e.periods = periods;
         giftwall::storage::LedgerWrite w;
         w.event_id = e.event_id;
         w.target_user_id = e.gift.target_user_id;
@@ -135,7 +149,8 @@ int main(int argc, char** argv) {
       lap(4);
     }
     int64_t total = 0;
-    std::cout << "| " << (sort_indexes ? "4 (re-created)" : "none") << " | " << size;
+    std::cout << "| " << (sort_indexes ? "4 (re-created)" : "none") << " | "
+              << (kinds.empty() ? "none" : kinds) << " | " << size;
     for (int k = 0; k < kKinds; ++k) {
       total += cpu[k];
       std::cout << absl::StrFormat(" | %.0f", 1000.0 * static_cast<double>(cpu[k]) / groups);

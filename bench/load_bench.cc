@@ -75,6 +75,8 @@ ABSL_FLAG(int64_t, cap_user, 2'000'000, "the one wall of capwall mode");
 ABSL_FLAG(int, cap_gifts, 1000, "distinct gifts capwall mode fills its wall with (the cap)");
 ABSL_FLAG(int, scan_limit, 100, "events a RunCatchUp pass examines in scan mode (1..100)");
 ABSL_FLAG(std::string, app_code, "bench", "app code of the events and walls");
+ABSL_FLAG(std::string, period, "",
+          "wall: the period read (GetGiftWallRequest.period: \"month\"; \"\" all-time)");
 ABSL_FLAG(std::string, run_id, "", "prefix of event ids (default: mode, streams and start time)");
 ABSL_FLAG(absl::Duration, deadline, absl::Seconds(30), "deadline of each call");
 ABSL_FLAG(int, server_pid, 0, "if set, report this process's CPU and memory as the server's");
@@ -492,6 +494,7 @@ int RunWall() {
         request->set_app_code(absl::GetFlag(FLAGS_app_code));
         request->set_user_id(
             1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(absl::GetFlag(FLAGS_users))));
+        request->set_period(absl::GetFlag(FLAGS_period));
       });
   // "empty" says the walls were not filled first, which would make the figure meaningless.
   rpc.count = [](const giftwall::v1::GetGiftWallResponse& response, Tally& tally) {

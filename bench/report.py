@@ -235,6 +235,10 @@ class Table:
         self.rss_rows = [r for r in rows if r["phase"] == "rss"]
         # A wall at the cap read by many streams, and small walls read beside it at once.
         self.cap_rows = [r for r in rows if r["phase"] == "cap"]
+        # The same modes for an app keeping week and month walls, and for one keeping the
+        # all-time wall only, back to back (DESIGN §2.15).
+        self.period_rows = {(r["mode"], r["phase"]): r for r in rows
+                            if r["phase"] in ("alltime", "period")}
         self.goals = []  # (goal text, met) at goal_streams, for the summary line
 
     def has_mode(self, mode):
@@ -321,7 +325,7 @@ class Table:
                              ",".join(o.replace("PROJECTION_OUTCOME_", "") for o in odd))
         return "; ".join(notes)
 
-    def cells(self, row, goal):
+    def cells(self, row, goal, ratio=None):
         # A figure not measured is "-": the raw and seed rows have no server; seedscan's process
         # also filled its outbox, so its CPU is not the scan's.
         cpu = "/".join("-" if num(row, k) is None else f"{num(row, k):.2f}"
@@ -329,11 +333,15 @@ class Table:
         if row["mode"] == "raw":
             cpu = cpu.replace("/0.00/", "/-/")
         hwm = num(row, "server_hwm_mib")
-        label = {"rss": " (RSS run)", "cap": " (beside capwall)" if row["mode"] == "wall" else ""}
+        wall = row["mode"] == "wall"
+        label = {"rss": " (RSS run)", "cap": " (beside capwall)" if wall else "",
+                 "alltime": " (all-time wall)" if wall else " (all-time app)",
+                 "period": " (month wall)" if wall else " (week+month app)"}
         return [row["mode"] + label.get(row["phase"], ""),
                 str(row["streams"]), fmt_rate(num(row, "rate")),
                 fmt_rate(num(row, "event_rate")), fmt_ms(num(row, "p50_ms")),
-                fmt_ms(num(row, "p99_ms")), row.get("failures", "-"), self.ratio(row), cpu,
+                fmt_ms(num(row, "p99_ms")), row.get("failures", "-"),
+                self.ratio(row) if ratio is None else ratio, cpu,
                 f"{hwm:.0f}" if hwm else "-", goal, self.notes(row)]
 
     def body(self, streams):
@@ -355,10 +363,44 @@ class Table:
             what = ("a wall at the cap" if row["mode"] == "capwall" else "small walls beside it")
             self.goals.append((f"{what}: p99 <= 10 ms at {row['streams']} streams", ok))
             out.append(self.cells(row, f"p99 <= 10 ms: {verdict(ok)}"))
+        out += self.period_body()
+        return out
+
+    # Period walls: (mode, goal text, check of the period row against the all-time one).
+    PERIOD_GOALS = [
+        ("project", ">= 0.75x all-time", lambda p, a: ratio_at_least(p, a, "event_rate", 0.75)),
+        ("batch", ">= 0.5x all-time (events/s)",
+         lambda p, a: ratio_at_least(p, a, "event_rate", 0.5)),
+        ("wall", "p99 as all-time's (within 20% or 1 ms)", lambda p, a: same_p99(p, a)),
+    ]
+
+    def period_body(self):
+        out = []
+        for mode, text, check in self.PERIOD_GOALS:
+            alltime = self.period_rows.get((mode, "alltime"))
+            period = self.period_rows.get((mode, "period"))
+            if alltime is None or period is None:
+                continue
+            ok = "error" not in alltime and "error" not in period and check(period, alltime)
+            self.goals.append((f"{mode} of period walls: {text}", ok))
+            key = "rate" if mode == "wall" else "event_rate"
+            ratio = fmt_x(num(period, key), num(alltime, key), "all-time")
+            out.append(self.cells(alltime, "", "all-time only"))
+            out.append(self.cells(period, f"{text}: {verdict(ok)}", ratio))
         return out
 
     def header(self):
         return [c.format(g=self.goal_streams) for c in self.COLUMNS]
+
+
+def ratio_at_least(row, reference, key, factor):
+    value, ref = num(row, key), num(reference, key)
+    return value is not None and bool(ref) and value >= factor * ref
+
+
+def same_p99(row, reference):
+    p99, ref = num(row, "p99_ms"), num(reference, "p99_ms")
+    return p99 is not None and ref is not None and p99 <= max(1.2 * ref, ref + 1.0)
 
 
 def text_table(header, body):
@@ -479,9 +521,11 @@ binary log) and `giftwall-server` on it with its default flags (plus any given),
 | seedscan | the seed's catch-up scan, `ProjectPendingGiftWallEvents(limit 100)`, from each stream over a backlog of 20,000 outbox rows (`--scan_rows`) inserted first, not measured (`seedbench -mode scan`), until nothing is left or `--duration` has passed | the peer of scan |
 | scan | our catch-up scan, `ProjectionAdminService/RunCatchUp` (limit 100: one pass of the seed's ProjectPendingGiftWallEvents), from each stream over the same kind of backlog (20,000 rows inserted first under an app of its own per stream count), until a pass finds nothing or `--duration` has passed; on a server of its own, started with `--enable_admin --catchup_interval=0` | seedscan: `Nx seedscan` |
 | capwall | `GetGiftWall` of one wall at the cap (1,000 gifts, filled first, not measured), each stream in one of the four orders, default page size: run once, at 32 streams, while 16 streams of `wall` read small walls beside it | p99 <= 10 ms, both |
+| project, batch (week+month app) | `project` and `batch` at 16 streams for an app that keeps week and month walls in Asia/Shanghai (`SetAppSettings`), so that each event also writes a week and a month wall row and sender row (DESIGN §2.15), run right after the same modes for an app that keeps the all-time wall only (`(all-time app)`) | the all-time app: `project` >= 0.75x, `batch` >= 0.5x in events/s |
+| wall (month wall) | `GetGiftWall` with `period: "month"` of the week+month app's walls (filled by the two rows above), run right after `wall (all-time wall)`: the same walls read all-time | p99 as all-time's (within 20% or 1 ms) |
 
 Each mode runs at each stream count, mode by mode in the order of the table; then `project` once
-more at 256 streams for the server's memory; then `scan` on a server of its own; then the seed's
+more at 256 streams for the server's memory (after the period rows); then `scan` on a server of its own; then the seed's
 rows (skipped, with a line saying why, where `../shared/seedgo` is absent or does not build). A stream is a closed loop on a channel (an HTTP/2
 connection) of its own: it sends its next call when the last one answers. A ratio compares rates
 at the same number of streams. CPU is in cores (the machine has 2) used during the measurement
@@ -491,7 +535,8 @@ measurement. "notes" lists replies a mode should not get (e.g. `LEASED`, or empt
 
 Goals, read at 16 streams and marked met or not in the table's last columns: `project` >= 0.5x
 raw; `batch` >= 3x raw in events/s; `hot` >= 0.5x project; `redeliver` >= 2x project; `wall`
->= 0.35x health with p99 <= 10 ms; the server's peak RSS <= 150 MiB after the 256-stream run.
+>= 0.35x health with p99 <= 10 ms; the server's peak RSS <= 150 MiB after the 256-stream run;
+the period rows' goals above.
 
 The load client (`bench/load_bench.cc`) uses gRPC's callback API (`--client=callback`, the
 default): measured both ways here (3 s runs at 16, 64 and 256 streams against one server), the
@@ -548,7 +593,9 @@ def results_block(table_md, meta, table, png_name, statements_md=""):
             "",
             "`bench/group_bench`: MariaDB's CPU (microseconds, from /proc) around each statement "
             "of a group of new events, as the projector runs them, by group size; then the same "
-            "with the wall's four sort indexes (dropped by migration 0004) re-created.",
+            "with the wall's four sort indexes (dropped by migration 0004) re-created; then with "
+            "each event also folded into its week and month (DESIGN §2.15: a wall row and a "
+            "sender row per period, in the same statements), as for an app keeping both.",
             "",
             statements_md.strip(),
             "",
