@@ -20,6 +20,9 @@
 #include "client/progress_bar.h"
 #include "client/wall_table.h"
 #include "giftwall/v1/admin.grpc.pb.h"
+#include "giftwall/v1/giftwall.grpc.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "server/env_flags.h"
 
 ABSL_FLAG(std::string, error_contains, "",
           "admin dead, requeue: only dead events whose last_error contains this text "
@@ -39,6 +42,12 @@ ABSL_FLAG(std::vector<std::string>, period_kinds, {},
           "admin settings: the period walls the app keeps besides the all-time one, any of "
           "day,week,month (none: the all-time wall only)");
 
+ABSL_FLAG(std::string, file, "",
+          "admin catalog import: the catalogue, a JSON PutGiftCatalogRequest "
+          "({\"items\": [{\"gift_id\": \"rose\", \"name\": \"Rose\", \"price_coins\": 10, ...}]})");
+ABSL_FLAG(bool, replace, false,
+          "admin catalog import: the file is the whole catalogue (gifts it lacks are removed)");
+
 namespace giftwall::client {
 
 const char kAdminUsage[] =
@@ -53,7 +62,10 @@ const char kAdminUsage[] =
     "  verify [--user_id=U] [--repair]        compare walls with their events; exit 4 on drift\n"
     "  rebuild                                rebuild every wall of the app from its events\n"
     "  settings [--time_zone=Z --period_kinds=day,week,month]\n"
-    "                                         show, or replace, the app's zone and period walls";
+    "                                         show, or replace, the app's zone and period walls\n"
+    "  catalog import --file=F [--replace]    write the app's gift catalogue (role catalog;\n"
+    "                                         any server: GiftWallService)\n"
+    "  catalog list                           show the app's gift catalogue";
 
 namespace {
 
@@ -519,6 +531,74 @@ int RunAdmin(absl::string_view subcommand) {
   }
   if (subcommand.empty()) return Fail(absl::StrCat("admin needs a subcommand\n", kAdminUsage));
   return Fail(absl::StrCat("unknown admin subcommand \"", subcommand, "\"\n", kAdminUsage));
+}
+
+namespace {
+
+int ImportCatalog(v1::GiftWallService::Stub& stub, const std::string& app_code) {
+  absl::StatusOr<std::string> json = ReadFlagFile("file", absl::GetFlag(FLAGS_file));
+  if (!json.ok()) return Fail(json.status().message());
+  if (json->empty()) return Fail("admin catalog import needs --file=catalog.json");
+  v1::PutGiftCatalogRequest request;
+  if (auto status = google::protobuf::util::JsonStringToMessage(*json, &request); !status.ok()) {
+    return Fail(absl::StrCat("--file: ", status.ToString()));
+  }
+  if (!request.app_code().empty() && request.app_code() != app_code) {
+    return Fail(absl::StrCat("--file is for app ", request.app_code(), ", not ", app_code));
+  }
+  request.set_app_code(app_code);
+  if (absl::GetFlag(FLAGS_replace)) request.set_replace(true);
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::PutGiftCatalogResponse response;
+  grpc::Status status = stub.PutGiftCatalog(&context, request, &response);
+  if (!status.ok()) return RpcFailed(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(response);
+  } else {
+    std::cout << "wrote " << response.upserted() << " gifts, removed " << response.removed()
+              << "; the catalogue of " << app_code << " holds " << response.catalog_gifts() << "\n";
+  }
+  return 0;
+}
+
+int ListCatalog(v1::GiftWallService::Stub& stub, const std::string& app_code) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::ListGiftCatalogRequest request;
+  request.set_app_code(app_code);
+  v1::ListGiftCatalogResponse response;
+  grpc::Status status = stub.ListGiftCatalog(&context, request, &response);
+  if (!status.ok()) return RpcFailed(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(response);
+    return 0;
+  }
+  if (response.items().empty()) {
+    std::cout << "app " << app_code << " has no gift catalogue\n";
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"ORDER", "GIFT", "NAME", "PRICE", "SERIES", "TIER", "STATUS", "ICON"}};
+  for (const v1::GiftCatalogItem& item : response.items()) {
+    rows.push_back({absl::StrCat(item.sort_order()), item.gift_id(), Cell(item.name()),
+                    absl::StrCat(item.price_coins()), Cell(item.series()), Cell(item.tier()),
+                    item.status(), Cell(item.icon())});
+  }
+  std::cout << FormatTable(rows) << response.items_size() << " gifts\n";
+  return 0;
+}
+
+}  // namespace
+
+int RunCatalog(absl::string_view action) {
+  const std::string app_code = absl::GetFlag(FLAGS_app_code);
+  if (app_code.empty()) return Fail("--app_code is required");
+  std::unique_ptr<v1::GiftWallService::Stub> stub = v1::GiftWallService::NewStub(Channel());
+  if (action == "import") return ImportCatalog(*stub, app_code);
+  if (action == "list") return ListCatalog(*stub, app_code);
+  return Fail(
+      absl::StrCat("admin catalog needs import or list, not \"", action, "\"\n", kAdminUsage));
 }
 
 }  // namespace giftwall::client

@@ -15,6 +15,11 @@ extern const char kAdminUsage[];
 // empty or unknown subcommand), 4 `verify` found drift.
 int RunAdmin(absl::string_view subcommand);
 
+// `giftwall admin catalog import|list`: the app's gift catalogue, through GiftWallService
+// (PutGiftCatalog needs the catalog role, ListGiftCatalog the reader role). Exit codes as
+// RunAdmin's.
+int RunCatalog(absl::string_view action);
+
 }  // namespace giftwall::client
 
 #endif  // GIFTWALL_CLIENT_ADMIN_COMMANDS_H_

@@ -1,9 +1,7 @@
 // giftwall: the command-line client of the gift wall service.
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -57,24 +55,17 @@ constexpr char kUsage[] =
     "  giftwall health [--service=readiness]\n"
     "  giftwall admin status|event|dead|requeue|catch-up|verify|rebuild|settings --app_code=A\n"
     "      operate the projection (server run with --enable_admin); `giftwall admin` for more\n"
+    "  giftwall admin catalog import --file=catalog.json [--replace] | list --app_code=A\n"
+    "      the app's gift catalogue\n"
     "Common: --server=host:port (or GIFTWALL_SERVER), --json, --timeout=10s.";
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  *out = buffer.str();
-  return true;
-}
 
 int Project() {
   v1::ProjectMessageRequest request;
   v1::WalletOutboxMessage* message = request.mutable_message();
   if (const std::string file = absl::GetFlag(FLAGS_message_file); !file.empty()) {
-    std::string json;
-    if (!ReadFile(file, &json)) return Fail(absl::StrCat("cannot read --message_file ", file));
-    auto status = google::protobuf::util::JsonStringToMessage(json, message);
+    absl::StatusOr<std::string> json = ReadFlagFile("message_file", file);
+    if (!json.ok()) return Fail(json.status().message());
+    auto status = google::protobuf::util::JsonStringToMessage(*json, message);
     if (!status.ok()) return Fail(absl::StrCat("--message_file: ", status.ToString()));
   } else {
     message->set_app_code(absl::GetFlag(FLAGS_app_code));
@@ -82,7 +73,9 @@ int Project() {
     message->set_event_type(absl::GetFlag(FLAGS_event_type));
     std::string payload = absl::GetFlag(FLAGS_payload);
     if (const std::string path = absl::GetFlag(FLAGS_payload_file); !path.empty()) {
-      if (!ReadFile(path, &payload)) return Fail(absl::StrCat("cannot read --payload_file ", path));
+      absl::StatusOr<std::string> read = ReadFlagFile("payload_file", path);
+      if (!read.ok()) return Fail(read.status().message());
+      payload = *std::move(read);
     }
     message->set_payload_json(payload);
     const int64_t occurred = absl::GetFlag(FLAGS_occurred_at_ms);
@@ -238,10 +231,14 @@ int main(int argc, char** argv) {
   }
   const absl::string_view command = args[1];
   if (command == "admin") {
-    if (args.size() > 3) {
-      return giftwall::client::Fail(absl::StrCat("admin: unexpected argument \"", args[3], "\"\n",
-                                                 giftwall::client::kAdminUsage));
+    // `admin catalog import|list` takes an action; the other subcommands none.
+    const bool catalog = args.size() >= 3 && absl::string_view(args[2]) == "catalog";
+    const size_t most = catalog ? 4 : 3;
+    if (args.size() > most) {
+      return giftwall::client::Fail(absl::StrCat("admin: unexpected argument \"", args[most],
+                                                 "\"\n", giftwall::client::kAdminUsage));
     }
+    if (catalog) return giftwall::client::RunCatalog(args.size() == 4 ? args[3] : "");
     return giftwall::client::RunAdmin(args.size() == 3 ? args[2] : "");
   }
   if (args.size() != 2) {

@@ -22,6 +22,7 @@
 #include "server/reads/wall_reader.h"
 #include "server/server_config.h"
 #include "server/storage/app_settings_store.h"
+#include "server/storage/catalog_repository.h"
 #include "server/storage/connection_pool.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
@@ -74,6 +75,7 @@ class Server {
   // scan of a large backlog, never leaves the relay waiting for one.
   storage::ConnectionPool background_pool_;
   storage::WallRepository wall_;
+  storage::CatalogRepository catalog_;
   storage::OutboxRepository outbox_;
   projection::GroupProjector projector_;
   projection::ProjectionEngine engine_;

@@ -18,8 +18,10 @@
 namespace giftwall::transport {
 namespace {
 
-constexpr std::pair<absl::string_view, Role> kRoles[] = {
-    {"relay", Role::kRelay}, {"reader", Role::kReader}, {"admin", Role::kAdmin}};
+constexpr std::pair<absl::string_view, Role> kRoles[] = {{"relay", Role::kRelay},
+                                                         {"reader", Role::kReader},
+                                                         {"admin", Role::kAdmin},
+                                                         {"catalog", Role::kCatalog}};
 
 std::array<uint8_t, 32> Sha256(absl::string_view text) {
   std::array<uint8_t, 32> digest;
@@ -74,8 +76,9 @@ absl::StatusOr<AccessPolicy::Caller> ReadCaller(const config::v1::Caller& in,
     const auto* known = std::find_if(std::begin(kRoles), std::end(kRoles),
                                      [&](const auto& role) { return role.first == in.roles(i); });
     if (known == std::end(kRoles)) {
-      return Invalid(absl::StrCat(where, ".roles[", i, "]"),
-                     absl::StrCat("\"", in.roles(i), "\" is not a role (relay, reader, admin)"));
+      return Invalid(
+          absl::StrCat(where, ".roles[", i, "]"),
+          absl::StrCat("\"", in.roles(i), "\" is not a role (relay, reader, admin, catalog)"));
     }
     caller.roles.insert(known->second);
   }

@@ -18,7 +18,7 @@
 namespace giftwall::transport {
 
 // What a method does, which the policy grants by role.
-enum class Role { kRelay, kReader, kAdmin };
+enum class Role { kRelay, kReader, kAdmin, kCatalog };
 
 absl::string_view RoleName(Role role);
 

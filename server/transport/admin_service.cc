@@ -12,37 +12,11 @@
 #include "server/domain/page_token.h"
 #include "server/domain/projection.h"
 #include "server/domain/text.h"
+#include "server/transport/audit.h"
 #include "server/transport/gift_wall_service.h"
 #include "server/transport/grpc_status.h"
 
 namespace giftwall::transport {
-
-// One admin call as the audit log records it: who, what, on which app, and how it ended.
-struct AuditEntry {
-  Admission admission;  // who; held until the call is answered
-  std::string method;
-  std::string app_code;  // as the request gave it until it is known to be valid
-
-  void Log(const grpc::Status& status) const {
-    absl::string_view who = admission.caller();
-    if (who.empty()) {
-      who = status.error_code() == grpc::StatusCode::UNAUTHENTICATED ? "(unidentified)"
-                                                                     : "(anyone: no access policy)";
-    }
-    LOG(INFO) << "audit: caller=" << who << " method=" << method
-              << " app_code=" << absl::CEscape(app_code) << " result="
-              << absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
-  }
-
-  // `work`, logging how it ended.
-  std::function<grpc::Status()> Wrap(std::function<grpc::Status()> work) const {
-    return [entry = *this, work = std::move(work)] {
-      grpc::Status status = work();
-      entry.Log(status);
-      return status;
-    };
-  }
-};
 
 namespace {
 

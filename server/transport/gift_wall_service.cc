@@ -8,10 +8,12 @@
 #include "server/common/status_macros.h"
 #include "server/domain/app_code.h"
 #include "server/domain/envelope.h"
+#include "server/domain/gift_catalog.h"
 #include "server/domain/page_token.h"
 #include "server/domain/sponsor.h"
 #include "server/domain/text.h"
 #include "server/domain/wall_page.h"
+#include "server/transport/audit.h"
 #include "server/transport/grpc_status.h"
 
 namespace giftwall::transport {
@@ -487,6 +489,86 @@ grpc::ServerUnaryReactor* GiftWallService::GetSenderStanding(
                    if (period->has_value()) Fill(**period, response->mutable_period());
                    return grpc::Status::OK;
                  });
+}
+
+namespace {
+
+domain::CatalogItemInput ToDomain(const v1::GiftCatalogItem& item) {
+  return domain::CatalogItemInput{item.gift_id(),    item.name(),        item.icon(),
+                                  item.unlit_icon(), item.price_coins(), item.series(),
+                                  item.tier(),       item.status(),      item.sort_order()};
+}
+
+void Fill(const domain::CatalogGift& gift, v1::GiftCatalogItem* out) {
+  out->set_gift_id(gift.gift_id);
+  out->set_name(gift.name);
+  out->set_icon(gift.icon);
+  out->set_unlit_icon(gift.unlit_icon);
+  out->set_price_coins(gift.price_coins);
+  out->set_series(gift.series);
+  out->set_tier(gift.tier);
+  out->set_status(std::string(domain::GiftStatusName(gift.status)));
+  out->set_sort_order(gift.sort_order);
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* GiftWallService::PutGiftCatalog(grpc::CallbackServerContext* context,
+                                                          const v1::PutGiftCatalogRequest* request,
+                                                          v1::PutGiftCatalogResponse* response) {
+  AuditEntry audit;  // every answer is audit-logged, refusals included
+  audit.method = "PutGiftCatalog";
+  audit.app_code = request->app_code();
+  auto refuse = [&](grpc::Status status) {
+    audit.Log(status);
+    return FinishNow(context, std::move(status));
+  };
+  if (grpc::Status s = access_.Admit(*context, Role::kCatalog, &audit.admission); !s.ok()) {
+    return refuse(s);
+  }
+  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
+  if (!app_code.ok()) return refuse(InvalidArgument("", app_code.status()));
+  audit.app_code = *app_code;
+  if (grpc::Status s = audit.admission.MayTouch({*app_code}); !s.ok()) return refuse(s);
+  if (const size_t bytes = request->ByteSizeLong(); bytes > kMaxRequestBytes) {
+    return refuse(InvalidArgument(
+        "", absl::InvalidArgumentError(absl::StrFormat(
+                "the request is %d bytes, at most %d allowed", bytes, kMaxRequestBytes))));
+  }
+  std::vector<domain::CatalogItemInput> items;
+  items.reserve(static_cast<size_t>(request->items_size()));
+  for (const v1::GiftCatalogItem& item : request->items()) items.push_back(ToDomain(item));
+  absl::StatusOr<std::vector<domain::CatalogGift>> gifts = domain::CheckCatalogItems(items);
+  if (!gifts.ok()) return refuse(InvalidArgument("", gifts.status()));
+  return Offload(
+      context, workers_,
+      audit.Wrap([this, app_code = *std::move(app_code), gifts = *std::move(gifts),
+                  replace = request->replace(), by = audit.admission.caller(), response] {
+        absl::StatusOr<storage::CatalogWrite> write = catalog_.Put(app_code, gifts, replace, by);
+        if (!write.ok()) return ToGrpcStatus(write.status());
+        response->set_upserted(write->upserted);
+        response->set_removed(write->removed);
+        response->set_catalog_gifts(write->catalog_gifts);
+        return grpc::Status::OK;
+      }));
+}
+
+grpc::ServerUnaryReactor* GiftWallService::ListGiftCatalog(
+    grpc::CallbackServerContext* context, const v1::ListGiftCatalogRequest* request,
+    v1::ListGiftCatalogResponse* response) {
+  Admission admission;  // held until the call is answered
+  if (grpc::Status s = access_.Admit(*context, Role::kReader, &admission); !s.ok()) {
+    return FinishNow(context, s);
+  }
+  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
+  if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
+  if (grpc::Status s = admission.MayTouch({*app_code}); !s.ok()) return FinishNow(context, s);
+  return Offload(context, workers_, [this, app_code = *std::move(app_code), response, admission] {
+    absl::StatusOr<std::vector<domain::CatalogGift>> gifts = catalog_.List(app_code);
+    if (!gifts.ok()) return ToGrpcStatus(gifts.status());
+    for (const domain::CatalogGift& gift : *gifts) Fill(gift, response->add_items());
+    return grpc::Status::OK;
+  });
 }
 
 }  // namespace giftwall::transport

@@ -1,6 +1,6 @@
 // giftwall.v1.GiftWallService: request validation and the mapping between the API's messages
 // and the domain. Projections go to the projection engine, wall reads to the wall reader, the
-// other reads to the worker pool.
+// other reads and the catalogue's writes to the worker pool.
 #ifndef GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 #define GIFTWALL_SERVER_TRANSPORT_GIFT_WALL_SERVICE_H_
 
@@ -14,6 +14,7 @@
 #include "server/projection/outbox_payloads.h"
 #include "server/projection/projection_engine.h"
 #include "server/reads/wall_reader.h"
+#include "server/storage/catalog_repository.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/worker_pool.h"
@@ -38,12 +39,14 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   // the wallet's outbox rows, not the messages' payloads.
   GiftWallService(projection::ProjectionEngine& projection, reads::WallReader& reader,
                   reads::PeriodResolver& periods, storage::WallRepository& wall,
-                  WorkerPool& workers, const AccessControl& access,
+                  storage::CatalogRepository& catalog, WorkerPool& workers,
+                  const AccessControl& access,
                   const projection::OutboxPayloads* outbox_payloads = nullptr)
       : projection_(projection),
         reader_(reader),
         periods_(periods),
         wall_(wall),
+        catalog_(catalog),
         workers_(workers),
         access_(access),
         outbox_payloads_(outbox_payloads) {}
@@ -66,6 +69,12 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   grpc::ServerUnaryReactor* GetSenderStanding(grpc::CallbackServerContext* context,
                                               const v1::GetSenderStandingRequest* request,
                                               v1::GetSenderStandingResponse* response) override;
+  grpc::ServerUnaryReactor* PutGiftCatalog(grpc::CallbackServerContext* context,
+                                           const v1::PutGiftCatalogRequest* request,
+                                           v1::PutGiftCatalogResponse* response) override;
+  grpc::ServerUnaryReactor* ListGiftCatalog(grpc::CallbackServerContext* context,
+                                            const v1::ListGiftCatalogRequest* request,
+                                            v1::ListGiftCatalogResponse* response) override;
 
  private:
   // Projects `unit` and answers with `fill`, or the status that kept it from being projected:
@@ -86,6 +95,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   reads::WallReader& reader_;
   reads::PeriodResolver& periods_;
   storage::WallRepository& wall_;
+  storage::CatalogRepository& catalog_;  // on the primary: the catalogue is written and read there
   WorkerPool& workers_;
   const AccessControl& access_;
   const projection::OutboxPayloads* const outbox_payloads_;

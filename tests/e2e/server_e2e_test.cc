@@ -1114,6 +1114,78 @@ TEST_F(SponsorE2eTest, Rule15_StandingAndTheCountNeededFollowTheTieRule) {
   EXPECT_THAT(out, HasSubstr("rank: 2"));
 }
 
+// The gift catalogue (DESIGN §2.16): the gift-config service writes it through PutGiftCatalog,
+// readers list it in catalogue order, the CLI imports and shows it, every write is audited, and
+// a bad item is refused naming the item and field, with nothing written.
+TEST_F(ServerE2eTest, Rule16_TheCatalogueIsWrittenListedImportedAndAudited) {
+  auto stub = v1::GiftWallService::NewStub(server_->Channel());
+  auto put = [&](const std::vector<std::tuple<std::string, int64_t, std::string>>& gifts,
+                 bool replace, v1::PutGiftCatalogResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::PutGiftCatalogRequest request;
+    request.set_app_code(" Cat ");
+    request.set_replace(replace);
+    for (const auto& [id, price, status] : gifts) {
+      v1::GiftCatalogItem* item = request.add_items();
+      item->set_gift_id(id);
+      item->set_name(absl::StrCat(id, " name"));
+      item->set_price_coins(price);
+      item->set_status(status);
+      item->set_sort_order(price);
+    }
+    return stub->PutGiftCatalog(&context, request, response);
+  };
+  v1::PutGiftCatalogResponse written;
+  ASSERT_TRUE(
+      put({{"rose", 10, ""}, {"crown", 500, "retired"}, {"lily", 5, "on_sale"}}, false, &written)
+          .ok());
+  EXPECT_EQ(written.upserted(), 3);
+  EXPECT_EQ(written.catalog_gifts(), 3);
+  grpc::Status status = put({{"star", 1, ""}, {"moon", -1, ""}}, false, &written);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("items[1].price_coins must be >= 0, got -1"));
+
+  grpc::ClientContext context;
+  v1::ListGiftCatalogRequest request;
+  request.set_app_code("cat");
+  v1::ListGiftCatalogResponse listed;
+  ASSERT_TRUE(stub->ListGiftCatalog(&context, request, &listed).ok());
+  ASSERT_EQ(listed.items_size(), 3) << "nothing of the refused write was kept";
+  EXPECT_EQ(listed.items(0).gift_id(), "lily");
+  EXPECT_EQ(listed.items(1).gift_id(), "rose");
+  EXPECT_EQ(listed.items(1).status(), "on_sale");
+  EXPECT_EQ(listed.items(2).status(), "retired");
+  EXPECT_THAT(server_->log(), HasSubstr("method=PutGiftCatalog app_code=cat result=OK"));
+  EXPECT_THAT(server_->log(),
+              HasSubstr("method=PutGiftCatalog app_code=cat result=INVALID_ARGUMENT"));
+
+  // The CLI: a file replaces the catalogue, and the list shows it.
+  const std::string file = ::testing::TempDir() + "/catalog.json";
+  {
+    std::ofstream out(file);
+    out << R"({"items": [{"gift_id": "sun", "name": "太阳", "price_coins": 99, "series": "sky",)"
+           R"( "sort_order": 1}, {"gift_id": "rose", "name": "Rose", "price_coins": 10}]})";
+  }
+  std::string out;
+  ASSERT_EQ(
+      RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", server_->address()),
+                  "--app_code=cat", "admin", "catalog", "import", "--file=" + file, "--replace"},
+                 &out),
+      0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("wrote 2 gifts, removed 2; the catalogue of cat holds 2"));
+  out.clear();
+  ASSERT_EQ(RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", server_->address()),
+                        "--app_code=cat", "admin", "catalog", "list"},
+                       &out),
+            0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("太阳"));
+  EXPECT_LT(out.find("rose"), out.find("sun")) << out;
+  EXPECT_THAT(out, HasSubstr("2 gifts"));
+}
+
 // Every admin call goes through one wrapper: a refusal for its arguments is audit-logged like any
 // other answer. And answers that list events or users are bounded, counting the rest.
 TEST_F(ServerE2eTest, AdminRefusalsAreAuditedAndListsAreCapped) {

@@ -29,7 +29,9 @@ const std::string kPolicy = Policy(
     R"("2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b"],)"  // "secret"
     R"( "roles": ["reader"], "app_codes": ["yoyo"]},)"
     R"({"name": "oncall", "certificate_names": ["oncall.ops"], "roles": ["admin", "reader"],)"
-    R"( "app_codes": ["yoyo", "chat"]})");
+    R"( "app_codes": ["yoyo", "chat"]},)"
+    R"({"name": "gift-config", "certificate_names": ["gift-config.ops"], "roles": ["catalog"],)"
+    R"( "app_codes": ["*"]})");
 
 TEST(AccessPolicy, ARoleOnAnAppItIsGrantedIsAllowedAndNamesTheCaller) {
   const AccessPolicy policy = Parse(kPolicy);
@@ -61,6 +63,13 @@ TEST(AccessPolicy, AnotherRoleOrAnotherAppIsPermissionDenied) {
   s = policy.Authorize(Token("secret"), Role::kReader, {"chat"}, &caller);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(s.message(), "caller \"feed\" may not touch app_code chat");
+  // The catalogue's writer writes the catalogue and nothing else; nobody else writes it.
+  EXPECT_TRUE(
+      policy.Authorize(Certificate("gift-config.ops"), Role::kCatalog, {"yoyo"}, &caller).ok());
+  s = policy.Authorize(Certificate("gift-config.ops"), Role::kReader, {"yoyo"}, &caller);
+  EXPECT_EQ(s.message(), "caller \"gift-config\" has no role reader");
+  s = policy.Authorize(Certificate("oncall.ops"), Role::kCatalog, {"yoyo"}, &caller);
+  EXPECT_EQ(s.message(), "caller \"oncall\" has no role catalog");
   // A batch is allowed only if every one of its apps is.
   s = policy.Authorize(Certificate("oncall.ops"), Role::kReader, {"yoyo", "other"}, &caller);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
@@ -122,7 +131,7 @@ TEST(AccessPolicy, ABadPolicyIsRefusedWithWhereAndWhy) {
             "secret"},
            {Policy(R"({"name": "x", "certificate_names": ["r"], "roles": ["readr"],)"
                    R"( "app_codes": ["*"]})"),
-            "callers[0].roles[0]: \"readr\" is not a role (relay, reader, admin)"},
+            "callers[0].roles[0]: \"readr\" is not a role (relay, reader, admin, catalog)"},
            {Policy(R"({"name": "x", )" + relay + "}"), "callers[0]: app_codes: at least one"},
            {Policy(R"({"name": "x", )" + relay + R"(, "app_codes": ["YoYo"]})"),
             "callers[0].app_codes[0]: \"YoYo\" is not an app code as the API takes it (write "
