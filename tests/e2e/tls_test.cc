@@ -220,6 +220,7 @@ class AccessPolicyTest : public TlsTest {
  protected:
   static constexpr char kReaderToken[] = "feed-token-7c1d";
   static constexpr char kBurstToken[] = "burst-token-19aa";
+  static constexpr char kCatalogToken[] = "gift-config-token-5e0b";
 
   void SetUp() override {
     TlsTest::SetUp();
@@ -249,11 +250,13 @@ class AccessPolicyTest : public TlsTest {
              {"name": "feed", "token_sha256": ["%s"], "roles": ["reader"], "app_codes": %s},
              {"name": "burst", "token_sha256": ["%s"], "roles": ["reader"], "app_codes": ["*"],
               "max_calls_per_second": 3},
+             {"name": "gift-config", "token_sha256": ["%s"], "roles": ["catalog"],
+              "app_codes": ["yoyo"]},
              {"name": "mesh", "certificate_names": ["spiffe://wallet/feed"], "roles": ["reader"],
               "app_codes": ["*"]},
              {"name": "by-address", "certificate_names": ["127.0.0.1", "ops@wallet.example"],
               "roles": ["admin"], "app_codes": ["*"]}]})",
-        Sha256Hex(kReaderToken), reader_apps, Sha256Hex(kBurstToken));
+        Sha256Hex(kReaderToken), reader_apps, Sha256Hex(kBurstToken), Sha256Hex(kCatalogToken));
     ASSERT_EQ(std::rename(tmp.c_str(), policy_file_.c_str()), 0);
   }
 
@@ -351,8 +354,10 @@ TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
     Identity identity;
     std::string token;
   };
-  const std::vector<Who> callers = {
-      {"relay", relay_, ""}, {"feed (reader)", Identity{}, kReaderToken}, {"oncall", oncall_, ""}};
+  const std::vector<Who> callers = {{"relay", relay_, ""},
+                                    {"feed (reader)", Identity{}, kReaderToken},
+                                    {"oncall", oncall_, ""},
+                                    {"gift-config", Identity{}, kCatalogToken}};
   const auto call = [&](const Who& who, const std::string& method) {
     auto channel = ChannelAs(who.identity);
     grpc::ClientContext context;
@@ -373,6 +378,19 @@ TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
       return v1::GiftWallService::NewStub(channel)->ListGiftWallSenders(&context, request,
                                                                         &response);
     }
+    if (method == "PutGiftCatalog") {
+      v1::PutGiftCatalogRequest request;
+      request.set_app_code("yoyo");
+      request.add_items()->set_gift_id("lily-" + who.name);
+      v1::PutGiftCatalogResponse response;
+      return v1::GiftWallService::NewStub(channel)->PutGiftCatalog(&context, request, &response);
+    }
+    if (method == "ListGiftCatalog") {
+      v1::ListGiftCatalogRequest request;
+      request.set_app_code("yoyo");
+      v1::ListGiftCatalogResponse response;
+      return v1::GiftWallService::NewStub(channel)->ListGiftCatalog(&context, request, &response);
+    }
     if (method == "RunCatchUp") {
       v1::RunCatchUpRequest request;
       request.set_app_code("yoyo");
@@ -391,7 +409,8 @@ TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
   const std::map<std::string, std::string> role_of = {
       {"ProjectMessage", "relay"},       {"ProjectMessages", "relay"},
       {"GetGiftWall", "feed (reader)"},  {"ListGiftWallSenders", "feed (reader)"},
-      {"GetProjectionStatus", "oncall"}, {"RunCatchUp", "oncall"}};
+      {"GetProjectionStatus", "oncall"}, {"RunCatchUp", "oncall"},
+      {"PutGiftCatalog", "gift-config"}, {"ListGiftCatalog", "feed (reader)"}};
   for (const auto& [method, allowed] : role_of) {
     for (const Who& who : callers) {
       const grpc::Status status = call(who, method);
@@ -401,7 +420,13 @@ TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
     }
   }
   EXPECT_EQ(LedgerRows("M-relay") + LedgerRows("N-relay"), 2);
-  EXPECT_EQ(LedgerRows("M-oncall") + LedgerRows("N-oncall") + LedgerRows("M-feed (reader)"), 0);
+  EXPECT_EQ(LedgerRows("M-oncall") + LedgerRows("N-oncall") + LedgerRows("M-feed (reader)") +
+                LedgerRows("M-gift-config"),
+            0);
+  // Only the catalogue's writer wrote the catalogue.
+  EXPECT_EQ(db_->QueryString("SELECT GROUP_CONCAT(gift_id) FROM giftwall_gift_catalog WHERE "
+                             "app_code = 'yoyo'"),
+            "lily-gift-config");
 }
 
 // Limits are per caller: "burst" may call 3 times a second, and nobody else is slowed by it.
