@@ -547,7 +547,8 @@ int ImportCatalog(v1::GiftWallService::Stub& stub, const std::string& app_code) 
     return Fail(absl::StrCat("--file is for app ", request.app_code(), ", not ", app_code));
   }
   request.set_app_code(app_code);
-  if (absl::GetFlag(FLAGS_replace)) request.set_replace(true);
+  // Only the flag replaces: a file's own "replace" never removes gifts unasked.
+  request.set_replace(absl::GetFlag(FLAGS_replace));
   grpc::ClientContext context;
   SetDeadline(&context);
   v1::PutGiftCatalogResponse response;
@@ -563,30 +564,33 @@ int ImportCatalog(v1::GiftWallService::Stub& stub, const std::string& app_code) 
 }
 
 int ListCatalog(v1::GiftWallService::Stub& stub, const std::string& app_code) {
-  grpc::ClientContext context;
-  SetDeadline(&context);
   v1::ListGiftCatalogRequest request;
   request.set_app_code(app_code);
-  v1::ListGiftCatalogResponse response;
-  grpc::Status status = stub.ListGiftCatalog(&context, request, &response);
-  if (!status.ok()) return RpcFailed(status);
-  if (absl::GetFlag(FLAGS_json)) {
-    std::cout << ToJson(response);
-    return 0;
-  }
-  if (response.items().empty()) {
-    std::cout << "app " << app_code << " has no gift catalogue\n";
-    return 0;
-  }
-  std::vector<std::vector<std::string>> rows = {
-      {"ORDER", "GIFT", "NAME", "PRICE", "SERIES", "TIER", "STATUS", "ICON"}};
-  for (const v1::GiftCatalogItem& item : response.items()) {
-    rows.push_back({absl::StrCat(item.sort_order()), item.gift_id(), Cell(item.name()),
-                    absl::StrCat(item.price_coins()), Cell(item.series()), Cell(item.tier()),
-                    item.status(), Cell(item.icon())});
-  }
-  std::cout << FormatTable(rows) << response.items_size() << " gifts\n";
-  return 0;
+  request.set_page_size(absl::GetFlag(FLAGS_page_size));
+  request.set_page_token(absl::GetFlag(FLAGS_page_token));
+  return Paged<v1::ListGiftCatalogRequest, v1::ListGiftCatalogResponse>(
+      request,
+      [&stub](grpc::ClientContext* context, const v1::ListGiftCatalogRequest& r,
+              v1::ListGiftCatalogResponse* page) { return stub.ListGiftCatalog(context, r, page); },
+      [](const v1::ListGiftCatalogResponse& page, v1::ListGiftCatalogResponse* all) {
+        all->mutable_items()->MergeFrom(page.items());
+        all->set_next_page_token(page.next_page_token());
+      },
+      [&app_code](const v1::ListGiftCatalogResponse& page) {
+        if (page.items().empty()) return absl::StrCat("app ", app_code, " has no gift catalogue\n");
+        std::vector<std::vector<std::string>> rows = {
+            {"ORDER", "GIFT", "PRICE", "SERIES", "TIER", "STATUS", "NAME"}};
+        for (const v1::GiftCatalogItem& item : page.items()) {
+          rows.push_back({absl::StrCat(item.sort_order()), item.gift_id(),
+                          absl::StrCat(item.price_coins()), Cell(item.series()), Cell(item.tier()),
+                          item.status(), Cell(item.name())});
+        }
+        std::string out = absl::StrCat(FormatTable(rows), page.items_size(), " gifts\n");
+        if (!page.next_page_token().empty()) {
+          absl::StrAppend(&out, "more: --page_token=", page.next_page_token(), "\n");
+        }
+        return out;
+      });
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "client/cli.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <tuple>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -135,27 +137,46 @@ std::shared_ptr<grpc::Channel> Channel() {
   return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), *credentials, args);
 }
 
+namespace {
+
+// How many columns code point `cp` takes on a terminal: 0 for combining marks and zero-width
+// characters, 2 for East Asian wide and full-width ones and emoji, else 1.
+int ColumnsOf(uint32_t cp) {
+  constexpr std::pair<uint32_t, uint32_t> kZeroWidth[] = {
+      {0x0300, 0x036f}, {0x200b, 0x200f}, {0x20d0, 0x20ff}, {0xfe00, 0xfe0f}, {0xfe20, 0xfe2f}};
+  constexpr std::pair<uint32_t, uint32_t> kWide[] = {
+      {0x1100, 0x115f},  {0x2600, 0x27bf},   {0x2e80, 0x303e},   {0x3041, 0xa4cf},
+      {0xac00, 0xd7a3},  {0xf900, 0xfaff},   {0xfe30, 0xfe4f},   {0xff00, 0xff60},
+      {0xffe0, 0xffe6},  {0x1f300, 0x1f64f}, {0x1f680, 0x1f6ff}, {0x1f900, 0x1faff},
+      {0x20000, 0x3fffd}};
+  for (const auto& [first, last] : kZeroWidth) {
+    if (cp >= first && cp <= last) return 0;
+  }
+  for (const auto& [first, last] : kWide) {
+    if (cp >= first && cp <= last) return 2;
+  }
+  return 1;
+}
+
+}  // namespace
+
 size_t DisplayWidth(absl::string_view text) {
   size_t width = 0;
   for (size_t i = 0; i < text.size();) {
-    const unsigned char lead = static_cast<unsigned char>(text[i]);
-    const size_t length = lead < 0x80    ? 1
-                          : lead >= 0xf0 ? 4
-                          : lead >= 0xe0 ? 3
-                          : lead >= 0xc0 ? 2
-                                         : 1;
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+    const unsigned char lead = byte(0);
+    size_t length = lead < 0xc0 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
     uint32_t cp = length == 1 ? lead : lead & (0x7f >> length);
-    for (size_t k = 1; k < length && i + k < text.size(); ++k) {
-      cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3f);
+    for (size_t k = 1; k < length; ++k) {
+      if (i + k >= text.size() || (byte(k) & 0xc0) != 0x80) {
+        length = 1;  // not UTF-8 here: the byte alone, one column
+        cp = lead;
+        break;
+      }
+      cp = (cp << 6) | (byte(k) & 0x3f);
     }
     i += length;
-    // East Asian wide and full-width ranges (Hangul, CJK, kana, full-width forms, emoji).
-    const bool wide = (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) ||
-                      (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
-                      (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
-                      (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
-                      (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd);
-    width += wide ? 2 : 1;
+    width += static_cast<size_t>(ColumnsOf(cp));
   }
   return width;
 }

@@ -57,7 +57,8 @@ std::shared_ptr<grpc::Channel> Channel();
 // Rows as columns padded to their widest cell, as a terminal shows it (DisplayWidth). The last
 // column is not padded, so long free text belongs there.
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows);
-// The columns `text` (UTF-8) takes on a terminal: East Asian wide characters (冠名) take two.
+// The columns `text` (UTF-8) takes on a terminal: East Asian wide characters (冠名) and emoji
+// take two, combining marks none; a byte that is not UTF-8 one.
 size_t DisplayWidth(absl::string_view text);
 
 // Fetches one page, or with --all every page merged into one by merge(page, &all), and prints it

@@ -12,6 +12,7 @@ constexpr uint8_t kGiftWallTokenKind = 1;
 constexpr uint8_t kSenderTokenKind = 2;
 constexpr uint8_t kDeadEventTokenKind = 3;
 constexpr uint8_t kSponsorHistoryTokenKind = 4;
+constexpr uint8_t kCatalogTokenKind = 5;
 // A token longer than this was not issued by this service (the longest carries a 1 KiB error
 // filter and an event id).
 constexpr size_t kMaxTokenChars = 4096;
@@ -229,6 +230,30 @@ absl::StatusOr<SponsorHistoryPageToken> DecodeSponsorHistoryPageToken(
     return absl::InvalidArgumentError(
         "page_token was issued for another wall's history: pass it only with the app_code, "
         "user_id, period_kind and gift_id of the request that returned it");
+  }
+  return out;
+}
+
+std::string EncodeCatalogPageToken(const CatalogPageToken& token) {
+  TokenWriter w = StartToken(kCatalogTokenKind);
+  w.Str(token.app_code);
+  w.Int(token.sort_order);
+  w.Str(token.gift_id);
+  return w.Finish();
+}
+
+absl::StatusOr<CatalogPageToken> DecodeCatalogPageToken(absl::string_view token,
+                                                        absl::string_view app_code) {
+  std::optional<TokenReader> r = OpenToken(token, kCatalogTokenKind);
+  CatalogPageToken out;
+  if (!r || !r->Str(&out.app_code) || !r->Int(&out.sort_order) || !r->Str(&out.gift_id) ||
+      !r->AtEnd()) {
+    return Malformed();
+  }
+  if (out.app_code != app_code) {
+    return absl::InvalidArgumentError(
+        "page_token was issued for another app's catalogue: pass it only with the app_code of "
+        "the request that returned it");
   }
   return out;
 }

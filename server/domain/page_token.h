@@ -81,6 +81,18 @@ absl::StatusOr<SponsorHistoryPageToken> DecodeSponsorHistoryPageToken(
     absl::string_view token, absl::string_view app_code, int64_t user_id,
     absl::string_view period_kind, absl::string_view gift_filter);
 
+// Where the next page of an app's gift catalogue starts: after this gift in catalogue order.
+struct CatalogPageToken {
+  std::string app_code;
+  int64_t sort_order = 0;
+  std::string gift_id;
+};
+
+std::string EncodeCatalogPageToken(const CatalogPageToken& token);
+
+absl::StatusOr<CatalogPageToken> DecodeCatalogPageToken(absl::string_view token,
+                                                        absl::string_view app_code);
+
 // Where the next page of dead events starts: after this event id, for the same filter.
 struct DeadEventPageToken {
   std::string app_code;

@@ -2,9 +2,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/common/status_macros.h"
+#include "server/domain/text.h"
 #include "server/storage/columns.h"
 #include "server/storage/db_clock.h"
 #include "server/storage/json_rows.h"
+#include "server/storage/paging.h"
 #include "server/storage/sql_connection.h"
 
 namespace giftwall::storage {
@@ -97,11 +99,18 @@ constexpr ResultColumn kCatalogColumns[] = {
 };
 static_assert(InPositionOrder(kCatalogColumns));
 
-const std::string& ListSql() {
-  static const auto* const sql = new std::string(absl::StrCat(
-      "SELECT ", SelectList(kCatalogColumns),
-      "\nFROM giftwall_gift_catalog WHERE app_code = ?\nORDER BY sort_order, gift_id"));
-  return *sql;
+// A page in catalogue order: the first, or the one after a gift. An app's gifts are at most
+// 5,000: a primary-key range, sorted.
+std::string ListSql(bool after) {
+  return absl::StrCat("SELECT ", SelectList(kCatalogColumns),
+                      "\nFROM giftwall_gift_catalog WHERE app_code = ?",
+                      after ? " AND (sort_order > ? OR (sort_order = ? AND gift_id > ?))" : "",
+                      "\nORDER BY sort_order, gift_id\nLIMIT ?");
+}
+
+const std::string& ListSqlOf(bool after) {
+  static const auto* const sqls = new std::string[2]{ListSql(false), ListSql(true)};
+  return sqls[after ? 1 : 0];
 }
 
 }  // namespace
@@ -126,7 +135,8 @@ absl::StatusOr<CatalogWrite> CatalogRepository::Put(absl::string_view app_code,
   }
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(*conn));
-  RETURN_IF_ERROR(conn->Execute(kLockCatalog, {app_code, by}).status());
+  // The column holds 256 characters; a caller's name may be longer.
+  RETURN_IF_ERROR(conn->Execute(kLockCatalog, {app_code, domain::TruncateUtf8(by, 256)}).status());
   CatalogWrite write;
   write.upserted = static_cast<int64_t>(gifts.size());
   if (!rows.empty())
@@ -146,11 +156,19 @@ absl::StatusOr<CatalogWrite> CatalogRepository::Put(absl::string_view app_code,
   return write;
 }
 
-absl::StatusOr<std::vector<domain::CatalogGift>> CatalogRepository::List(
-    absl::string_view app_code) {
+absl::StatusOr<CatalogPage> CatalogRepository::List(
+    absl::string_view app_code, const std::optional<std::pair<int64_t, std::string>>& after,
+    int limit) {
+  std::vector<SqlParam> params = {app_code};
+  if (after.has_value()) {
+    params.emplace_back(after->first);
+    params.emplace_back(after->first);
+    params.emplace_back(after->second);
+  }
+  params.emplace_back(RowsToFetch(limit));
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
-  std::vector<domain::CatalogGift> gifts;
-  RETURN_IF_ERROR(conn->Query(ListSql(), {app_code}, [&](const SqlRow& row) {
+  CatalogPage page;
+  RETURN_IF_ERROR(conn->Query(ListSqlOf(after.has_value()), params, [&](const SqlRow& row) {
     domain::CatalogGift gift;
     gift.gift_id = row.Str(kColGift);
     gift.name = row.Str(kColName);
@@ -162,9 +180,10 @@ absl::StatusOr<std::vector<domain::CatalogGift>> CatalogRepository::List(
     gift.status =
         domain::ParseGiftStatus(row.Str(kColStatus)).value_or(domain::GiftStatus::kOnSale);
     gift.sort_order = row.Int(kColSortOrder);
-    gifts.push_back(std::move(gift));
+    page.gifts.push_back(std::move(gift));
   }));
-  return gifts;
+  page.has_more = TrimToPage(&page.gifts, limit);
+  return page;
 }
 
 }  // namespace giftwall::storage

@@ -4,7 +4,9 @@
 #define GIFTWALL_SERVER_STORAGE_CATALOG_REPOSITORY_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,6 +23,11 @@ struct CatalogWrite {
   int64_t catalog_gifts = 0;  // held afterwards
 };
 
+struct CatalogPage {
+  std::vector<domain::CatalogGift> gifts;
+  bool has_more = false;
+};
+
 class CatalogRepository {
  public:
   explicit CatalogRepository(ConnectionPool& pool) : pool_(pool) {}
@@ -34,8 +41,11 @@ class CatalogRepository {
                                    const std::vector<domain::CatalogGift>& gifts, bool replace,
                                    absl::string_view by);
 
-  // The app's catalogue in catalogue order, in one statement (one snapshot); empty if none.
-  absl::StatusOr<std::vector<domain::CatalogGift>> List(absl::string_view app_code);
+  // Up to `limit` gifts of the app's catalogue in catalogue order, after `after` (sort_order,
+  // gift_id) if given; has_more says whether more follow.
+  absl::StatusOr<CatalogPage> List(absl::string_view app_code,
+                                   const std::optional<std::pair<int64_t, std::string>>& after,
+                                   int limit);
 
  private:
   ConnectionPool& pool_;

@@ -516,7 +516,7 @@ void Fill(const domain::CatalogGift& gift, v1::GiftCatalogItem* out) {
 grpc::ServerUnaryReactor* GiftWallService::PutGiftCatalog(grpc::CallbackServerContext* context,
                                                           const v1::PutGiftCatalogRequest* request,
                                                           v1::PutGiftCatalogResponse* response) {
-  AuditEntry audit;  // every answer is audit-logged, refusals included
+  AuditEntry audit;  // every answer it gives is audit-logged, refusals of its arguments included
   audit.method = "PutGiftCatalog";
   audit.app_code = request->app_code();
   auto refuse = [&](grpc::Status status) {
@@ -563,12 +563,37 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftCatalog(
   absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
   if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
   if (grpc::Status s = admission.MayTouch({*app_code}); !s.ok()) return FinishNow(context, s);
-  return Offload(context, workers_, [this, app_code = *std::move(app_code), response, admission] {
-    absl::StatusOr<std::vector<domain::CatalogGift>> gifts = catalog_.List(app_code);
-    if (!gifts.ok()) return ToGrpcStatus(gifts.status());
-    for (const domain::CatalogGift& gift : *gifts) Fill(gift, response->add_items());
-    return grpc::Status::OK;
-  });
+  if (request->page_size() < 0) {
+    return FinishNow(
+        context, InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
+                                         "page_size must be >= 0, got ", request->page_size()))));
+  }
+  const int page_size = request->page_size() == 0
+                            ? kMaxCatalogPageSize
+                            : std::min<int>(request->page_size(), kMaxCatalogPageSize);
+  std::optional<std::pair<int64_t, std::string>> after;
+  if (!request->page_token().empty()) {
+    absl::StatusOr<domain::CatalogPageToken> token =
+        domain::DecodeCatalogPageToken(request->page_token(), *app_code);
+    if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    after = {token->sort_order, std::move(token->gift_id)};
+  }
+  return Offload(context, workers_,
+                 [this, app_code = *std::move(app_code), after = std::move(after), page_size,
+                  response, admission] {
+                   absl::StatusOr<storage::CatalogPage> page =
+                       catalog_.List(app_code, after, page_size);
+                   if (!page.ok()) return ToGrpcStatus(page.status());
+                   for (const domain::CatalogGift& gift : page->gifts) {
+                     Fill(gift, response->add_items());
+                   }
+                   if (page->has_more) {
+                     const domain::CatalogGift& last = page->gifts.back();
+                     response->set_next_page_token(
+                         domain::EncodeCatalogPageToken({app_code, last.sort_order, last.gift_id}));
+                   }
+                   return grpc::Status::OK;
+                 });
 }
 
 }  // namespace giftwall::transport

@@ -24,6 +24,8 @@ namespace giftwall::transport {
 inline constexpr int kDefaultPageSize = 50;
 inline constexpr int kMaxPageSize = 200;
 inline constexpr int kMaxBatchMessages = 500;
+// A catalogue page, default and most: at the fields' largest, under gRPC's 4 MiB default limit.
+inline constexpr int kMaxCatalogPageSize = 1000;
 // The largest legal request: a full batch of 64 KiB payloads, with room for their envelopes.
 // A larger one answers INVALID_ARGUMENT (a dead letter for the relay); the server's transport
 // limit is a little above this, 1 MiB (past it, gRPC itself answers RESOURCE_EXHAUSTED before

@@ -14,6 +14,14 @@ TEST(DisplayWidth, WideCharactersTakeTwoColumns) {
   EXPECT_EQ(DisplayWidth("café"), 4u);
   EXPECT_EQ(DisplayWidth("🌹"), 2u);
   EXPECT_EQ(DisplayWidth(""), 0u);
+  EXPECT_EQ(DisplayWidth("🚀"), 2u);
+  EXPECT_EQ(DisplayWidth("e\u0301"), 1u) << "a combining accent takes no column";
+  EXPECT_EQ(DisplayWidth("\u2764\ufe0f"), 2u) << "a variation selector takes no column";
+  // Bytes that are not UTF-8 take a column each, and never swallow the text after them.
+  EXPECT_EQ(DisplayWidth("\xe5"
+                         "AB"),
+            3u);
+  EXPECT_EQ(DisplayWidth("\xe5\x86"), 2u);
 }
 
 // Columns line up on a terminal whether a cell is ASCII or Chinese.

@@ -188,6 +188,18 @@ TEST(SponsorHistoryPageToken, RoundTripsAndIsBoundToWallKindAndGift) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(CatalogPageToken, RoundTripsAndIsBoundToItsApp) {
+  const std::string encoded = EncodeCatalogPageToken({"demo", -3, "rose"});
+  absl::StatusOr<CatalogPageToken> out = DecodeCatalogPageToken(encoded, "demo");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->sort_order, -3);
+  EXPECT_EQ(out->gift_id, "rose");
+  EXPECT_THAT(std::string(DecodeCatalogPageToken(encoded, "other").status().message()),
+              ::testing::HasSubstr("issued for another app's catalogue"));
+  EXPECT_EQ(DecodeCatalogPageToken(EncodeGiftWallPageToken(Sample()), "demo").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(DeadEventPageToken, RejectsNumbersNotWrittenInTheirShortestForm) {
   using std::string_literals::operator""s;
   const std::string shortest = "\x01\x03"s + "\x04" + "demo" + "\x00"s + "\x02" + "E1";

@@ -1184,6 +1184,24 @@ TEST_F(ServerE2eTest, Rule16_TheCatalogueIsWrittenListedImportedAndAudited) {
   EXPECT_THAT(out, HasSubstr("太阳"));
   EXPECT_LT(out.find("rose"), out.find("sun")) << out;
   EXPECT_THAT(out, HasSubstr("2 gifts"));
+  // A page at a time, bound to its app.
+  grpc::ClientContext first_context;
+  request.set_page_size(1);
+  ASSERT_TRUE(stub->ListGiftCatalog(&first_context, request, &listed).ok());
+  ASSERT_EQ(listed.items_size(), 1);
+  EXPECT_EQ(listed.items(0).gift_id(), "rose");
+  ASSERT_FALSE(listed.next_page_token().empty());
+  grpc::ClientContext next_context;
+  request.set_page_token(listed.next_page_token());
+  ASSERT_TRUE(stub->ListGiftCatalog(&next_context, request, &listed).ok());
+  ASSERT_EQ(listed.items_size(), 1);
+  EXPECT_EQ(listed.items(0).gift_id(), "sun");
+  EXPECT_TRUE(listed.next_page_token().empty());
+  grpc::ClientContext other_context;
+  request.set_app_code("dog");
+  status = stub->ListGiftCatalog(&other_context, request, &listed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("another app's catalogue"));
 }
 
 // Every admin call goes through one wrapper: a refusal for its arguments is audit-logged like any

@@ -31,6 +31,14 @@ class CatalogRepositoryTest : public ::testing::Test {
  protected:
   CatalogRepositoryTest() : pool_(db_.PoolOptions()), repo_(pool_) {}
 
+  // The app's whole catalogue, in one page.
+  absl::StatusOr<std::vector<CatalogGift>> All(const std::string& app) {
+    absl::StatusOr<CatalogPage> page = repo_.List(app, std::nullopt, 10'000);
+    if (!page.ok()) return page.status();
+    EXPECT_FALSE(page->has_more);
+    return std::move(page->gifts);
+  }
+
   testing::TestDatabase db_;
   ConnectionPool pool_;
   CatalogRepository repo_;
@@ -43,7 +51,7 @@ TEST_F(CatalogRepositoryTest, Rule16_PutUpsertsAndAReplaceRemovesTheGiftsItDoesN
   EXPECT_EQ(write->upserted, 3);
   EXPECT_EQ(write->catalog_gifts, 3);
   // Catalogue order: sort_order, then gift_id.
-  absl::StatusOr<std::vector<CatalogGift>> listed = repo_.List("demo");
+  absl::StatusOr<std::vector<CatalogGift>> listed = All("demo");
   ASSERT_TRUE(listed.ok()) << listed.status();
   EXPECT_THAT(Ids(*listed), ::testing::ElementsAre("crown", "lily", "rose"));
   EXPECT_EQ((*listed)[0], Gift("crown", 1));
@@ -52,7 +60,7 @@ TEST_F(CatalogRepositoryTest, Rule16_PutUpsertsAndAReplaceRemovesTheGiftsItDoesN
   CatalogGift retired = Gift("rose", 2, "Red rose");
   retired.status = GiftStatus::kRetired;
   ASSERT_TRUE(repo_.Put("demo", {retired, Gift("star", 9)}, false, "config").ok());
-  listed = repo_.List("demo");
+  listed = All("demo");
   ASSERT_TRUE(listed.ok());
   EXPECT_THAT(Ids(*listed), ::testing::ElementsAre("crown", "lily", "rose", "star"));
   EXPECT_EQ((*listed)[2], retired);
@@ -62,17 +70,34 @@ TEST_F(CatalogRepositoryTest, Rule16_PutUpsertsAndAReplaceRemovesTheGiftsItDoesN
   ASSERT_TRUE(write.ok()) << write.status();
   EXPECT_EQ(write->removed, 3);
   EXPECT_EQ(write->catalog_gifts, 2);
-  listed = repo_.List("demo");
+  listed = All("demo");
   EXPECT_THAT(Ids(*listed), ::testing::ElementsAre("sun", "lily"));
   // Another app's catalogue is its own; an empty replace empties one.
-  EXPECT_TRUE(repo_.List("other")->empty());
+  EXPECT_TRUE(All("other")->empty());
   write = repo_.Put("demo", {}, true, "config");
   ASSERT_TRUE(write.ok()) << write.status();
   EXPECT_EQ(write->removed, 2);
-  EXPECT_TRUE(repo_.List("demo")->empty());
+  EXPECT_TRUE(All("demo")->empty());
   EXPECT_EQ(
       db_.QueryString("SELECT updated_by FROM giftwall_gift_catalogs WHERE app_code = 'demo'"),
       "config");
+}
+
+// Pages follow one another in catalogue order, without a gap or a repeat.
+TEST_F(CatalogRepositoryTest, Rule16_TheCatalogueIsReadAPageAtATimeInCatalogueOrder) {
+  std::vector<CatalogGift> gifts;
+  for (int i = 0; i < 7; ++i) gifts.push_back(Gift(absl::StrCat("g", i), i % 3));
+  ASSERT_TRUE(repo_.Put("demo", gifts, false, "config").ok());
+  std::vector<std::string> seen;
+  std::optional<std::pair<int64_t, std::string>> after;
+  for (int pages = 0; pages < 10; ++pages) {
+    absl::StatusOr<CatalogPage> page = repo_.List("demo", after, 3);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (const CatalogGift& g : page->gifts) seen.push_back(g.gift_id);
+    if (!page->has_more) break;
+    after = {page->gifts.back().sort_order, page->gifts.back().gift_id};
+  }
+  EXPECT_THAT(seen, ::testing::ElementsAre("g0", "g3", "g6", "g1", "g4", "g2", "g5"));
 }
 
 // Past the limit nothing is written: the catalogue stays as it was.
@@ -111,7 +136,7 @@ TEST_F(CatalogRepositoryTest, Rule16_AReplaceIsAtomicAgainstConcurrentReadsAndWr
   for (int r = 0; r < 3; ++r) {
     readers.emplace_back([&] {
       while (!stop) {
-        absl::StatusOr<std::vector<CatalogGift>> listed = repo_.List("demo");
+        absl::StatusOr<std::vector<CatalogGift>> listed = All("demo");
         if (!listed.ok()) continue;
         ++reads;
         // Each gift has its own sort_order: a whole catalogue lists as its vector does.
