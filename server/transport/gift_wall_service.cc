@@ -117,8 +117,17 @@ void Fill(const domain::WallItem& item, v1::GiftWallItem* out) {
   out->set_first_sender_user_id(item.first_sender_user_id);
 }
 
-// The checks every wall read shares: a valid app_code, a user_id > 0 and a page_size >= 0.
-// Returns the normalized app_code and the effective page size.
+// The rows a page holds: `requested`, 0 meaning `default_size`, clamped to `most`.
+// INVALID_ARGUMENT if negative.
+absl::StatusOr<int> PageSizeOf(int32_t requested, int default_size, int most) {
+  if (requested < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("page_size must be >= 0, got ", requested));
+  }
+  return requested == 0 ? default_size : std::min<int>(requested, most);
+}
+
+// The checks every wall read shares: a valid app_code, a user_id > 0 and, for a paged read
+// (`limit` not null), a page_size >= 0. Returns the normalized app_code and the page size.
 absl::Status CheckWallRead(absl::string_view raw_app_code, int64_t user_id, int32_t page_size,
                            std::string* app_code, int* limit) {
   absl::StatusOr<std::string> code = domain::NormalizeAppCode(raw_app_code);
@@ -126,11 +135,12 @@ absl::Status CheckWallRead(absl::string_view raw_app_code, int64_t user_id, int3
   if (user_id <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("user_id must be > 0, got ", user_id));
   }
-  if (page_size < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("page_size must be >= 0, got ", page_size));
+  if (limit != nullptr) {
+    absl::StatusOr<int> size = PageSizeOf(page_size, kDefaultPageSize, kMaxPageSize);
+    if (!size.ok()) return size.status();
+    *limit = *size;
   }
   *app_code = *std::move(code);
-  *limit = page_size == 0 ? kDefaultPageSize : std::min<int>(page_size, kMaxPageSize);
   return absl::OkStatus();
 }
 
@@ -451,10 +461,10 @@ grpc::ServerUnaryReactor* GiftWallService::GetSenderStanding(
     grpc::CallbackServerContext* context, const v1::GetSenderStandingRequest* request,
     v1::GetSenderStandingResponse* response) {
   std::string app_code;
-  int page_size = 0;
   Admission admission;  // held until the call is answered
-  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
-                                     /*page_size_in=*/0, &app_code, &page_size, &admission);
+  if (grpc::Status s =
+          AdmitWallRead(*context, request->app_code(), request->user_id(),
+                        /*page_size_in=*/0, &app_code, /*page_size=*/nullptr, &admission);
       !s.ok()) {
     return FinishNow(context, s);
   }
@@ -563,14 +573,9 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftCatalog(
   absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
   if (!app_code.ok()) return FinishNow(context, InvalidArgument("", app_code.status()));
   if (grpc::Status s = admission.MayTouch({*app_code}); !s.ok()) return FinishNow(context, s);
-  if (request->page_size() < 0) {
-    return FinishNow(
-        context, InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
-                                         "page_size must be >= 0, got ", request->page_size()))));
-  }
-  const int page_size = request->page_size() == 0
-                            ? kMaxCatalogPageSize
-                            : std::min<int>(request->page_size(), kMaxCatalogPageSize);
+  absl::StatusOr<int> page_size =
+      PageSizeOf(request->page_size(), kMaxCatalogPageSize, kMaxCatalogPageSize);
+  if (!page_size.ok()) return FinishNow(context, InvalidArgument("", page_size.status()));
   std::optional<std::pair<int64_t, std::string>> after;
   if (!request->page_token().empty()) {
     absl::StatusOr<domain::CatalogPageToken> token =
@@ -579,8 +584,8 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftCatalog(
     after = {token->sort_order, std::move(token->gift_id)};
   }
   return Offload(context, workers_,
-                 [this, app_code = *std::move(app_code), after = std::move(after), page_size,
-                  response, admission] {
+                 [this, app_code = *std::move(app_code), after = std::move(after),
+                  page_size = *page_size, response, admission] {
                    absl::StatusOr<storage::CatalogPage> page =
                        catalog_.List(app_code, after, page_size);
                    if (!page.ok()) return ToGrpcStatus(page.status());

@@ -88,7 +88,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
 
   // A wall read's caller and arguments: OK with the normalized app code, page size and the
   // call's admission, or the status to answer (UNAUTHENTICATED, PERMISSION_DENIED,
-  // RESOURCE_EXHAUSTED, INVALID_ARGUMENT).
+  // RESOURCE_EXHAUSTED, INVALID_ARGUMENT). A read without pages passes a null `page_size`.
   grpc::Status AdmitWallRead(const grpc::ServerContextBase& context, const std::string& app_code_in,
                              int64_t user_id, int32_t page_size_in, std::string* app_code,
                              int* page_size, Admission* admission) const;
