@@ -77,6 +77,8 @@ ABSL_FLAG(int, scan_limit, 100, "events a RunCatchUp pass examines in scan mode 
 ABSL_FLAG(std::string, app_code, "bench", "app code of the events and walls");
 ABSL_FLAG(std::string, period, "",
           "wall: the period read (GetGiftWallRequest.period: \"month\"; \"\" all-time)");
+ABSL_FLAG(bool, include_unlit, false,
+          "wall: also the catalogue's gifts the walls lack (GetGiftWallRequest.include_unlit)");
 ABSL_FLAG(std::string, run_id, "", "prefix of event ids (default: mode, streams and start time)");
 ABSL_FLAG(absl::Duration, deadline, absl::Seconds(30), "deadline of each call");
 ABSL_FLAG(int, server_pid, 0, "if set, report this process's CPU and memory as the server's");
@@ -495,6 +497,7 @@ int RunWall() {
         request->set_user_id(
             1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(absl::GetFlag(FLAGS_users))));
         request->set_period(absl::GetFlag(FLAGS_period));
+        request->set_include_unlit(absl::GetFlag(FLAGS_include_unlit));
       });
   // "empty" says the walls were not filled first, which would make the figure meaningless.
   rpc.count = [](const giftwall::v1::GetGiftWallResponse& response, Tally& tally) {

@@ -239,6 +239,10 @@ class Table:
         # all-time wall only, back to back (DESIGN §2.15).
         self.period_rows = {(r["mode"], r["phase"]): r for r in rows
                             if r["phase"] in ("alltime", "period")}
+        # GetGiftWall of one app's walls without a catalogue, then with a 300-gift one and
+        # include_unlit (DESIGN §2.16).
+        self.catalog_rows = {r["phase"]: r for r in rows
+                             if r["mode"] == "wall" and r["phase"] in ("nocatalog", "unlit")}
         self.goals = []  # (goal text, met) at goal_streams, for the summary line
 
     def has_mode(self, mode):
@@ -336,7 +340,8 @@ class Table:
         wall = row["mode"] == "wall"
         label = {"rss": " (RSS run)", "cap": " (beside capwall)" if wall else "",
                  "alltime": " (all-time wall)" if wall else " (all-time app)",
-                 "period": " (month wall)" if wall else " (week+month app)"}
+                 "period": " (month wall)" if wall else " (week+month app)",
+                 "nocatalog": " (no catalogue)", "unlit": " (include_unlit, 300 gifts)"}
         return [row["mode"] + label.get(row["phase"], ""),
                 str(row["streams"]), fmt_rate(num(row, "rate")),
                 fmt_rate(num(row, "event_rate")), fmt_ms(num(row, "p50_ms")),
@@ -364,7 +369,21 @@ class Table:
             self.goals.append((f"{what}: p99 <= 10 ms at {row['streams']} streams", ok))
             out.append(self.cells(row, f"p99 <= 10 ms: {verdict(ok)}"))
         out += self.period_body()
+        out += self.catalog_body()
         return out
+
+    def catalog_body(self):
+        bare, unlit = self.catalog_rows.get("nocatalog"), self.catalog_rows.get("unlit")
+        if bare is None or unlit is None:
+            return []
+        text = ">= 0.8x without, p99 <= 10 ms"
+        ok = ("error" not in bare and "error" not in unlit
+              and ratio_at_least(unlit, bare, "rate", 0.8)
+              and (num(unlit, "p99_ms") or float("inf")) <= 10.0)
+        self.goals.append((f"wall with include_unlit over a 300-gift catalogue: {text}", ok))
+        return [self.cells(bare, "", "no catalogue"),
+                self.cells(unlit, f"{text}: {verdict(ok)}",
+                           fmt_x(num(unlit, "rate"), num(bare, "rate"), "without"))]
 
     # Period walls: (mode, goal text, check of the period row against the all-time one).
     PERIOD_GOALS = [

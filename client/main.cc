@@ -29,7 +29,10 @@ ABSL_FLAG(std::string, payload_file, "", "project: read the payload from this fi
 ABSL_FLAG(std::string, message_file, "",
           "project: read the whole WalletOutboxMessage from this JSON file (proto field names)");
 ABSL_FLAG(int64_t, occurred_at_ms, 0, "project: the event's time (default: now)");
-ABSL_FLAG(std::string, sort, "count", "wall: count | coins | last_received | first_received");
+ABSL_FLAG(std::string, sort, "count",
+          "wall: count | coins | last_received | first_received | catalog");
+ABSL_FLAG(bool, include_unlit, false,
+          "wall: also the catalogue's on-sale gifts the wall lacks, after the lit ones");
 ABSL_FLAG(std::string, gift_id, "",
           "senders, standing: which gift; sponsors: only this gift's (default: every gift)");
 ABSL_FLAG(std::string, period, "",
@@ -46,7 +49,8 @@ constexpr char kUsage[] =
     "The gift wall service's command-line client.\n"
     "  giftwall project --app_code=A --event_id=E --payload='{...}'   project one message\n"
     "  giftwall project --message_file=m.json                         ... from a JSON file\n"
-    "  giftwall wall --app_code=A --user_id=U [--sort=coins] [--period=month] [--all]\n"
+    "  giftwall wall --app_code=A --user_id=U [--sort=coins] [--period=month] [--include_unlit]\n"
+    "                [--all]\n"
     "  giftwall senders --app_code=A --user_id=U --gift_id=G [--period=month] [--all]\n"
     "  giftwall sponsors --app_code=A --user_id=U [--period_kind=week] [--gift_id=G] [--all]\n"
     "      the 冠名 of each past period, newest first\n"
@@ -108,16 +112,19 @@ int Wall() {
   request.set_page_size(absl::GetFlag(FLAGS_page_size));
   request.set_page_token(absl::GetFlag(FLAGS_page_token));
   request.set_period(absl::GetFlag(FLAGS_period));
+  request.set_include_unlit(absl::GetFlag(FLAGS_include_unlit));
   const std::string sort = absl::GetFlag(FLAGS_sort);
   const std::map<std::string, v1::GiftWallSort> sorts = {
       {"count", v1::GIFT_WALL_SORT_COUNT_DESC},
       {"coins", v1::GIFT_WALL_SORT_COINS_DESC},
       {"last_received", v1::GIFT_WALL_SORT_LAST_RECEIVED_DESC},
-      {"first_received", v1::GIFT_WALL_SORT_FIRST_RECEIVED_ASC}};
+      {"first_received", v1::GIFT_WALL_SORT_FIRST_RECEIVED_ASC},
+      {"catalog", v1::GIFT_WALL_SORT_CATALOG}};
   auto it = sorts.find(sort);
   if (it == sorts.end()) {
     return Fail(absl::StrCat("--sort: \"", sort,
-                             "\" is not one of count, coins, last_received, first_received"));
+                             "\" is not one of count, coins, last_received, first_received, "
+                             "catalog"));
   }
   request.set_sort(it->second);
   return Paged<v1::GetGiftWallRequest, v1::GetGiftWallResponse>(

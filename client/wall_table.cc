@@ -29,9 +29,10 @@ std::string FormatWallTable(const v1::GetGiftWallResponse& page) {
                                 ? absl::StrFormat("%d (%d)", item.top_sender().user_id(),
                                                   item.top_sender().sent_count())
                                 : "-";
+    std::string name = item.gift_name().empty() ? "-" : item.gift_name();
+    if (!item.lit()) absl::StrAppend(&name, " (unlit)");
     rows.push_back(
-        {item.gift_id(), item.gift_name().empty() ? "-" : item.gift_name(),
-         absl::StrCat(item.gift_count()), absl::StrCat(item.total_coins()),
+        {item.gift_id(), name, absl::StrCat(item.gift_count()), absl::StrCat(item.total_coins()),
          absl::StrCat(item.sender_count()), top,
          item.first_sender_user_id() == 0 ? "-" : absl::StrCat(item.first_sender_user_id()),
          FormatTimeMs(item.first_received_at_ms()), FormatTimeMs(item.last_received_at_ms())});
@@ -43,6 +44,20 @@ std::string FormatWallTable(const v1::GetGiftWallResponse& page) {
                         "\ndistinct gifts: %d, received in all: %d, coins: %d, last received: %s\n",
                         s.distinct_gifts(), s.total_gift_count(), s.total_coins(),
                         FormatTimeMs(s.last_received_at_ms()));
+  if (s.catalogue_gifts() > 0) {
+    absl::StrAppendFormat(&out, "lit %d of %d on sale", s.lit_gifts(), s.catalogue_gifts());
+    if (s.lit_retired_gifts() + s.lit_uncatalogued_gifts() > 0) {
+      absl::StrAppendFormat(&out, " (besides: %d retired, %d not in the catalogue)",
+                            s.lit_retired_gifts(), s.lit_uncatalogued_gifts());
+    }
+    std::vector<std::string> series;
+    for (const v1::GiftWallSeries& one : s.series()) {
+      series.push_back(
+          absl::StrFormat("%s %d/%d", one.series(), one.lit_gifts(), one.catalogue_gifts()));
+    }
+    if (!series.empty()) absl::StrAppend(&out, "; by series: ", absl::StrJoin(series, ", "));
+    absl::StrAppend(&out, "\n");
+  }
   if (!page.next_page_token().empty()) {
     absl::StrAppend(&out, "more: --page_token=", page.next_page_token(), "\n");
   }

@@ -4,7 +4,7 @@
 //
 // Input (FuzzedDataProvider), from the end: the token type (gift wall, senders, dead events,
 // sponsor history) and what the rest is for; from the front, the request (app_code, user_id,
-// sort, gift_id, error_contains, period_kind), then either
+// sort, include_unlit, gift_id, error_contains, period_kind), then either
 // - kText: the token text as a client would send it;
 // - kBody: the token's bytes before its checksum: the checksum and base64 are added here, so
 //   that the fuzzer reaches the field decoding instead of failing the checksum;
@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <tuple>
 
@@ -48,13 +49,15 @@ struct Request {
   std::string app_code;
   int64_t user_id = 0;
   WallSort sort = WallSort::kCountDesc;
+  bool include_unlit = false;
   std::string gift_id;  // also a history's gift filter
   std::string error_contains;
   std::string period_kind;
 };
 
 auto Fields(const GiftWallPageToken& t) {
-  return std::tie(t.sort, t.app_code, t.user_id, t.sort_value, t.gift_id, t.period);
+  return std::tie(t.sort, t.app_code, t.user_id, t.sort_value, t.gift_id, t.period, t.include_unlit,
+                  t.unlit);
 }
 auto Fields(const SenderPageToken& t) {
   return std::tie(t.app_code, t.user_id, t.gift_id, t.sent_count, t.last_sent_at_ms,
@@ -76,7 +79,7 @@ template <typename Token>
 absl::StatusOr<Token> Decode(absl::string_view token, const Request& r);
 template <>
 absl::StatusOr<GiftWallPageToken> Decode(absl::string_view token, const Request& r) {
-  return DecodeGiftWallPageToken(token, r.app_code, r.user_id, r.sort);
+  return DecodeGiftWallPageToken(token, r.app_code, r.user_id, r.sort, r.include_unlit);
 }
 template <>
 absl::StatusOr<SenderPageToken> Decode(absl::string_view token, const Request& r) {
@@ -93,7 +96,8 @@ absl::StatusOr<SponsorHistoryPageToken> Decode(absl::string_view token, const Re
 
 // Whether `t` was issued for request `r`.
 bool IssuedFor(const GiftWallPageToken& t, const Request& r) {
-  return t.app_code == r.app_code && t.user_id == r.user_id && t.sort == r.sort;
+  return t.app_code == r.app_code && t.user_id == r.user_id && t.sort == r.sort &&
+         t.include_unlit == r.include_unlit;
 }
 bool IssuedFor(const SenderPageToken& t, const Request& r) {
   return t.app_code == r.app_code && t.user_id == r.user_id && t.gift_id == r.gift_id;
@@ -198,7 +202,9 @@ void FuzzOne(FuzzedDataProvider& provider) {
   Request request;
   request.app_code = provider.ConsumeRandomLengthString(kMaxAppCodeBytes + 8);
   request.user_id = provider.ConsumeIntegral<int64_t>();
-  request.sort = kAllWallSorts[provider.ConsumeIntegralInRange<size_t>(0, 3)];
+  request.sort =
+      kAllWallSorts[provider.ConsumeIntegralInRange<size_t>(0, std::size(kAllWallSorts) - 1)];
+  request.include_unlit = provider.ConsumeBool();
   request.gift_id = provider.ConsumeRandomLengthString(kMaxGiftIdBytes + 8);
   request.error_contains = provider.ConsumeRandomLengthString(kMaxLastErrorBytes + 8);
   request.period_kind = provider.ConsumeRandomLengthString(8);
@@ -207,11 +213,13 @@ void FuzzOne(FuzzedDataProvider& provider) {
     switch (type) {
       case TokenType::kGiftWall: {
         // The period ("" all-time) is any text: the token carries it, ContinuePeriod judges it.
+        // A cursor among the unlit gifts only comes with include_unlit.
         const int64_t sort_value = provider.ConsumeIntegral<int64_t>();
+        const bool unlit = request.include_unlit && provider.ConsumeBool();
         std::string period = provider.ConsumeRandomLengthString(32);
         CheckRoundTrip(GiftWallPageToken{request.sort, request.app_code, request.user_id,
                                          sort_value, provider.ConsumeRemainingBytesAsString(),
-                                         std::move(period)});
+                                         std::move(period), request.include_unlit, unlit});
         return;
       }
       case TokenType::kSender: {

@@ -120,13 +120,21 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
       recovery_(background_engine_, background_outbox_, ledger_),
       periods_([this](absl::string_view app_code) { return wall_.ReadSettings(app_code); },
                config.period_retention),
-      reader_(wall_, periods_, config.reads),
+      catalog_reads_(*ReadPoolOf(read_pool_, pool_)),
+      catalogs_(
+          [this](absl::string_view app_code) -> absl::StatusOr<std::vector<domain::CatalogGift>> {
+            ASSIGN_OR_RETURN(storage::CatalogPage page,
+                             catalog_reads_.List(app_code, std::nullopt, domain::kMaxCatalogGifts));
+            return std::move(page.gifts);
+          },
+          config.catalog_cache_ttl),
+      reader_(wall_, periods_, catalogs_, config.reads),
       rebuilds_(audit_, config.max_concurrent_rebuilds),
       workers_(config.worker_threads, config.queue_capacity),
       access_(std::move(access)),
       serving_ledger_(pool_),
       outbox_payloads_(engine_, outbox_, serving_ledger_),
-      gift_wall_(engine_, reader_, periods_, wall_, catalog_, workers_, *access_,
+      gift_wall_(engine_, reader_, periods_, wall_, catalog_, catalogs_, workers_, *access_,
                  config.payload_from_outbox ? &outbox_payloads_ : nullptr),
       settings_(background_pool_),
       settings_editor_(settings_),

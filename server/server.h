@@ -19,6 +19,7 @@
 #include "server/projection/projection_engine.h"
 #include "server/projection/recovery.h"
 #include "server/projection/wall_audit.h"
+#include "server/reads/catalog_cache.h"
 #include "server/reads/wall_reader.h"
 #include "server/server_config.h"
 #include "server/storage/app_settings_store.h"
@@ -86,6 +87,9 @@ class Server {
   projection::ProjectionEngine background_engine_;
   projection::Recovery recovery_;
   reads::PeriodResolver periods_;
+  // Catalogues for wall reads are read where the walls are.
+  storage::CatalogRepository catalog_reads_;
+  reads::CatalogCache catalogs_;
   reads::WallReader reader_;
   worker::RebuildRunner rebuilds_;
   transport::WorkerPool workers_;

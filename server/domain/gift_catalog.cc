@@ -1,7 +1,9 @@
 #include "server/domain/gift_catalog.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"

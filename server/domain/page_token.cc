@@ -1,5 +1,7 @@
 #include "server/domain/page_token.h"
 
+#include <algorithm>
+#include <initializer_list>
 #include <optional>
 
 #include "absl/strings/escaping.h"
@@ -13,6 +15,8 @@ constexpr uint8_t kSenderTokenKind = 2;
 constexpr uint8_t kDeadEventTokenKind = 3;
 constexpr uint8_t kSponsorHistoryTokenKind = 4;
 constexpr uint8_t kCatalogTokenKind = 5;
+// A wall's with include_unlit: kGiftWallTokenKind's fields and where the cursor is.
+constexpr uint8_t kGiftWallWithUnlitTokenKind = 6;
 // A token longer than this was not issued by this service (the longest carries a 1 KiB error
 // filter and an event id).
 constexpr size_t kMaxTokenChars = 4096;
@@ -116,14 +120,17 @@ absl::Status Malformed() {
   return absl::InvalidArgumentError("page_token is malformed: pass next_page_token unchanged");
 }
 
-// Opens `token` and reads its version and kind.
-std::optional<TokenReader> OpenToken(absl::string_view token, uint8_t want_kind) {
+// Opens `token` and reads its version and kind, one of `want_kinds`, into *kind.
+std::optional<TokenReader> OpenToken(absl::string_view token,
+                                     std::initializer_list<uint8_t> want_kinds,
+                                     uint8_t* kind = nullptr) {
   std::optional<TokenReader> r = TokenReader::Open(token);
-  uint8_t version, kind;
-  if (!r || !r->Byte(&version) || version != kTokenVersion || !r->Byte(&kind) ||
-      kind != want_kind) {
+  uint8_t version, read_kind;
+  if (!r || !r->Byte(&version) || version != kTokenVersion || !r->Byte(&read_kind) ||
+      std::find(want_kinds.begin(), want_kinds.end(), read_kind) == want_kinds.end()) {
     return std::nullopt;
   }
+  if (kind != nullptr) *kind = read_kind;
   return r;
 }
 
@@ -143,10 +150,13 @@ TokenWriter StartToken(uint8_t kind) {
 }  // namespace
 
 std::string EncodeGiftWallPageToken(const GiftWallPageToken& token) {
-  TokenWriter w = StartToken(kGiftWallTokenKind);
+  // Without include_unlit, tokens read as they did before the catalogue.
+  TokenWriter w =
+      StartToken(token.include_unlit ? kGiftWallWithUnlitTokenKind : kGiftWallTokenKind);
   w.Byte(static_cast<uint8_t>(token.sort));
   w.Str(token.app_code);
   w.Int(token.user_id);
+  if (token.include_unlit) w.Byte(token.unlit ? 1 : 0);
   w.Int(token.sort_value);
   w.Str(token.gift_id);
   // Last, and only for a period: tokens of all-time pages read as they did before periods.
@@ -156,20 +166,27 @@ std::string EncodeGiftWallPageToken(const GiftWallPageToken& token) {
 
 absl::StatusOr<GiftWallPageToken> DecodeGiftWallPageToken(absl::string_view token,
                                                           absl::string_view app_code,
-                                                          int64_t user_id, WallSort sort) {
-  std::optional<TokenReader> r = OpenToken(token, kGiftWallTokenKind);
-  uint8_t sort_byte;
+                                                          int64_t user_id, WallSort sort,
+                                                          bool include_unlit) {
+  uint8_t kind = 0;
+  std::optional<TokenReader> r =
+      OpenToken(token, {kGiftWallTokenKind, kGiftWallWithUnlitTokenKind}, &kind);
+  uint8_t sort_byte, unlit = 0;
   GiftWallPageToken out;
-  if (!r || !r->Byte(&sort_byte) || sort_byte > static_cast<uint8_t>(WallSort::kFirstReceivedAsc) ||
-      !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Int(&out.sort_value) ||
+  out.include_unlit = kind == kGiftWallWithUnlitTokenKind;
+  if (!r || !r->Byte(&sort_byte) || sort_byte > static_cast<uint8_t>(WallSort::kCatalog) ||
+      !r->Str(&out.app_code) || !r->Int(&out.user_id) ||
+      (out.include_unlit && (!r->Byte(&unlit) || unlit > 1)) || !r->Int(&out.sort_value) ||
       !r->Str(&out.gift_id) || !OptionalStr(*r, &out.period) || !r->AtEnd()) {
     return Malformed();
   }
   out.sort = static_cast<WallSort>(sort_byte);
-  if (out.app_code != app_code || out.user_id != user_id || out.sort != sort) {
+  out.unlit = unlit == 1;
+  if (out.app_code != app_code || out.user_id != user_id || out.sort != sort ||
+      out.include_unlit != include_unlit) {
     return absl::InvalidArgumentError(
         "page_token was issued for another wall or sort: pass it only with the app_code, "
-        "user_id and sort of the request that returned it");
+        "user_id, sort and include_unlit of the request that returned it");
   }
   return out;
 }
@@ -189,7 +206,7 @@ std::string EncodeSenderPageToken(const SenderPageToken& token) {
 absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
                                                       absl::string_view app_code, int64_t user_id,
                                                       absl::string_view gift_id) {
-  std::optional<TokenReader> r = OpenToken(token, kSenderTokenKind);
+  std::optional<TokenReader> r = OpenToken(token, {kSenderTokenKind});
   SenderPageToken out;
   if (!r || !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Str(&out.gift_id) ||
       !r->Int(&out.sent_count) || !r->Int(&out.last_sent_at_ms) || !r->Int(&out.sender_user_id) ||
@@ -218,7 +235,7 @@ std::string EncodeSponsorHistoryPageToken(const SponsorHistoryPageToken& token) 
 absl::StatusOr<SponsorHistoryPageToken> DecodeSponsorHistoryPageToken(
     absl::string_view token, absl::string_view app_code, int64_t user_id,
     absl::string_view period_kind, absl::string_view gift_filter) {
-  std::optional<TokenReader> r = OpenToken(token, kSponsorHistoryTokenKind);
+  std::optional<TokenReader> r = OpenToken(token, {kSponsorHistoryTokenKind});
   SponsorHistoryPageToken out;
   if (!r || !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Str(&out.period_kind) ||
       !r->Str(&out.gift_filter) || !r->Str(&out.period_key) || !r->Str(&out.gift_id) ||
@@ -244,7 +261,7 @@ std::string EncodeCatalogPageToken(const CatalogPageToken& token) {
 
 absl::StatusOr<CatalogPageToken> DecodeCatalogPageToken(absl::string_view token,
                                                         absl::string_view app_code) {
-  std::optional<TokenReader> r = OpenToken(token, kCatalogTokenKind);
+  std::optional<TokenReader> r = OpenToken(token, {kCatalogTokenKind});
   CatalogPageToken out;
   if (!r || !r->Str(&out.app_code) || !r->Int(&out.sort_order) || !r->Str(&out.gift_id) ||
       !r->AtEnd()) {
@@ -269,7 +286,7 @@ std::string EncodeDeadEventPageToken(const DeadEventPageToken& token) {
 absl::StatusOr<DeadEventPageToken> DecodeDeadEventPageToken(absl::string_view token,
                                                             absl::string_view app_code,
                                                             absl::string_view error_contains) {
-  std::optional<TokenReader> r = OpenToken(token, kDeadEventTokenKind);
+  std::optional<TokenReader> r = OpenToken(token, {kDeadEventTokenKind});
   DeadEventPageToken out;
   if (!r || !r->Str(&out.app_code) || !r->Str(&out.error_contains) || !r->Str(&out.event_id) ||
       !r->AtEnd()) {

@@ -18,11 +18,14 @@ enum class WallSort {
   kLastReceivedDesc = 1,
   kCoinsDesc = 2,
   kFirstReceivedAsc = 3,
+  kCatalog = 4,  // catalogue order; gifts the catalogue lacks after, by gift_id
 };
 inline constexpr WallSort kAllWallSorts[] = {WallSort::kCountDesc, WallSort::kLastReceivedDesc,
-                                             WallSort::kCoinsDesc, WallSort::kFirstReceivedAsc};
+                                             WallSort::kCoinsDesc, WallSort::kFirstReceivedAsc,
+                                             WallSort::kCatalog};
 
-// Where the next page of a wall starts: after the gift (sort_value, gift_id).
+// Where the next page of a wall starts: after the gift (sort_value, gift_id) of the lit gifts,
+// or with `unlit`, after the unlit gift (catalogue sort_order, gift_id).
 struct GiftWallPageToken {
   WallSort sort = WallSort::kCountDesc;
   std::string app_code;
@@ -31,16 +34,19 @@ struct GiftWallPageToken {
   std::string gift_id;
   // The period the page was read from ("month:2026-12"; "" all-time): see ContinuePeriod.
   std::string period;
+  bool include_unlit = false;  // the request's
+  bool unlit = false;          // the cursor is among the unlit gifts
 };
 
 std::string EncodeGiftWallPageToken(const GiftWallPageToken& token);
 
-// Decodes `token` and checks that it was issued for (app_code, user_id, sort); its period is the
-// caller's to check (ContinuePeriod). Anything else (a token that does not decode, a damaged
-// one, another wall's or another sort's) is INVALID_ARGUMENT.
+// Decodes `token` and checks that it was issued for (app_code, user_id, sort, include_unlit);
+// its period is the caller's to check (ContinuePeriod). Anything else (a token that does not
+// decode, a damaged one, another wall's or another sort's) is INVALID_ARGUMENT.
 absl::StatusOr<GiftWallPageToken> DecodeGiftWallPageToken(absl::string_view token,
                                                           absl::string_view app_code,
-                                                          int64_t user_id, WallSort sort);
+                                                          int64_t user_id, WallSort sort,
+                                                          bool include_unlit);
 
 // Where the next page of one gift's senders starts: after the sender (sent_count,
 // last_sent_at_ms, sender_user_id) in the top-sender order.

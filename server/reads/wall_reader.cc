@@ -19,7 +19,7 @@ concurrency::GroupQueueOptions QueueOptions(const WallReaderOptions& options) {
 }  // namespace
 
 WallReader::WallReader(storage::WallRepository& walls, PeriodResolver& periods,
-                       WallReaderOptions options)
+                       CatalogCache& catalogs, WallReaderOptions options)
     : WallReader(
           [&walls](absl::string_view app_code, const std::optional<domain::Period>& period,
                    absl::Span<const int64_t> user_ids) {
@@ -28,12 +28,13 @@ WallReader::WallReader(storage::WallRepository& walls, PeriodResolver& periods,
           [&periods](const std::string& app_code, const domain::PeriodSpec& spec) {
             return periods.Resolve(app_code, spec);
           },
-          options) {}
+          [&catalogs](const std::string& app_code) { return catalogs.Get(app_code); }, options) {}
 
-WallReader::WallReader(ReadWallsFn read_walls, ResolvePeriodFn resolve_period,
+WallReader::WallReader(ReadWallsFn read_walls, ResolvePeriodFn resolve_period, CatalogFn catalog,
                        WallReaderOptions options)
     : read_walls_(std::move(read_walls)),
       resolve_period_(std::move(resolve_period)),
+      catalog_(std::move(catalog)),
       queue_(
           QueueOptions(options), [](const WallRead&) { return size_t{1}; },
           [this](std::vector<WallRead> group) { RunGroup(std::move(group)); },
@@ -106,10 +107,15 @@ void WallReader::ReadAndAnswer(ReadsByWall& walls) {
   for (auto& [app_period, wanted] : by_app) {
     const std::string& app = app_period.first;
     absl::StatusOr<std::optional<domain::Period>> period = resolve_period_(app, wanted.period);
+    absl::StatusOr<std::shared_ptr<const domain::CatalogIndex>> catalog =
+        std::shared_ptr<const domain::CatalogIndex>();
+    if (period.ok() && catalog_) catalog = catalog_(app);
     absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> read =
         absl::UnknownError("unread");
     if (!period.ok()) {
       read = period.status();
+    } else if (!catalog.ok()) {
+      read = catalog.status();
     } else {
       std::vector<int64_t> user_ids;
       for (const auto& [user, reads] : wanted.users) user_ids.push_back(user);
@@ -126,12 +132,16 @@ void WallReader::ReadAndAnswer(ReadsByWall& walls) {
         continue;
       }
       std::vector<domain::WallSort> sorts;
-      for (const WallRead* r : reads) sorts.push_back(r->sort);
+      bool unlit = false;
+      for (const WallRead* r : reads) {
+        sorts.push_back(r->sort);
+        unlit = unlit || r->include_unlit;
+      }
       auto items = read->find(user);
       WallAnswer answer{
           std::make_shared<const domain::WallSnapshot>(domain::SnapshotWall(
               items == read->end() ? std::vector<domain::WallItem>() : std::move(items->second),
-              sorts)),
+              sorts, *catalog, unlit)),
           *period};
       for (WallRead* r : reads) r->done(answer);
     }

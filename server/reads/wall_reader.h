@@ -3,7 +3,8 @@
 // that a busy read path costs the database a statement per group rather than per call. A wall
 // read for several readers is summarized and sorted once for them all. A wall is read by one lane
 // at a time: the reads of it that arrive meanwhile wait for that lane's next read of it, rather
-// than read it again beside it (a hot wall would otherwise cost a statement per lane).
+// than read it again beside it (a hot wall would otherwise cost a statement per lane). The app's
+// gift catalogue comes from the catalogue cache, once per app and group.
 #ifndef GIFTWALL_SERVER_READS_WALL_READER_H_
 #define GIFTWALL_SERVER_READS_WALL_READER_H_
 
@@ -24,6 +25,7 @@
 #include "server/concurrency/group_queue.h"
 #include "server/domain/app_settings.h"
 #include "server/domain/wall_page.h"
+#include "server/reads/catalog_cache.h"
 #include "server/reads/period_resolver.h"
 #include "server/storage/wall_repository.h"
 
@@ -56,6 +58,7 @@ struct WallRead {
   std::function<void(absl::StatusOr<WallAnswer>)> done;
   // Asked when a lane takes the read: a non-OK status (the caller gave up) answers it unread.
   std::function<absl::Status()> still_wanted;
+  bool include_unlit = false;  // the reader pages the unlit gifts too
 };
 
 struct WallReaderStats {
@@ -71,11 +74,16 @@ using ReadWallsFn = std::function<absl::StatusOr<std::map<int64_t, std::vector<d
 // The period a read names (PeriodResolver::Resolve, or a test's).
 using ResolvePeriodFn = std::function<absl::StatusOr<std::optional<domain::Period>>(
     const std::string& app_code, const domain::PeriodSpec& spec)>;
+// The app's catalogue (CatalogCache::Get, or a test's); empty or null without one.
+using CatalogFn = std::function<absl::StatusOr<std::shared_ptr<const domain::CatalogIndex>>(
+    const std::string& app_code)>;
 
 class WallReader {
  public:
-  WallReader(storage::WallRepository& walls, PeriodResolver& periods, WallReaderOptions options);
-  WallReader(ReadWallsFn read_walls, ResolvePeriodFn resolve_period, WallReaderOptions options);
+  WallReader(storage::WallRepository& walls, PeriodResolver& periods, CatalogCache& catalogs,
+             WallReaderOptions options);
+  WallReader(ReadWallsFn read_walls, ResolvePeriodFn resolve_period, CatalogFn catalog,
+             WallReaderOptions options);
   WallReader(const WallReader&) = delete;
   WallReader& operator=(const WallReader&) = delete;
 
@@ -109,6 +117,7 @@ class WallReader {
 
   const ReadWallsFn read_walls_;
   const ResolvePeriodFn resolve_period_;
+  const CatalogFn catalog_;
   mutable absl::Mutex mu_;
   WallReaderStats stats_ ABSL_GUARDED_BY(mu_);
   // The walls a lane is reading, with the reads that arrived for them meanwhile.

@@ -84,6 +84,8 @@ std::optional<domain::WallSort> ToDomain(v1::GiftWallSort sort) {
       return domain::WallSort::kCoinsDesc;
     case v1::GIFT_WALL_SORT_FIRST_RECEIVED_ASC:
       return domain::WallSort::kFirstReceivedAsc;
+    case v1::GIFT_WALL_SORT_CATALOG:
+      return domain::WallSort::kCatalog;
     default:
       return std::nullopt;
   }
@@ -110,11 +112,36 @@ void Fill(const domain::WallItem& item, v1::GiftWallItem* out) {
   out->set_total_coins(item.total_coins);
   out->set_first_received_at_ms(item.first_received_at_ms);
   out->set_last_received_at_ms(item.last_received_at_ms);
-  out->set_gift_name(item.gift_name);
-  out->set_gift_icon(item.gift_icon);
   out->set_sender_count(item.sender_count);
   if (item.top_sender.has_value()) Fill(*item.top_sender, out->mutable_top_sender());
   out->set_first_sender_user_id(item.first_sender_user_id);
+  out->set_lit(item.lit);
+  const domain::CatalogGift* catalog = item.catalog;
+  // The catalogue's name and icon win over the events' snapshot, unless it leaves them empty.
+  out->set_gift_name(catalog != nullptr && !catalog->name.empty() ? catalog->name : item.gift_name);
+  out->set_gift_icon(catalog != nullptr && !catalog->icon.empty() ? catalog->icon : item.gift_icon);
+  if (catalog == nullptr) return;
+  out->set_price_coins(catalog->price_coins);
+  out->set_series(catalog->series);
+  out->set_tier(catalog->tier);
+  out->set_gift_unlit_icon(catalog->unlit_icon);
+}
+
+void Fill(const domain::WallSummary& summary, v1::GiftWallSummary* out) {
+  out->set_distinct_gifts(summary.distinct_gifts);
+  out->set_total_gift_count(summary.total_gift_count);
+  out->set_total_coins(summary.total_coins);
+  out->set_last_received_at_ms(summary.last_received_at_ms);
+  out->set_lit_gifts(summary.lit_gifts);
+  out->set_catalogue_gifts(summary.catalogue_gifts);
+  out->set_lit_retired_gifts(summary.lit_retired_gifts);
+  out->set_lit_uncatalogued_gifts(summary.lit_uncatalogued_gifts);
+  for (const domain::SeriesSummary& series : summary.series) {
+    v1::GiftWallSeries* s = out->add_series();
+    s->set_series(series.series);
+    s->set_lit_gifts(series.lit_gifts);
+    s->set_catalogue_gifts(series.catalogue_gifts);
+  }
 }
 
 // The rows a page holds: `requested`, 0 meaning `default_size`, clamped to `most`.
@@ -306,12 +333,12 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
   if (!period.ok()) return FinishNow(context, InvalidArgument("", period.status()));
   std::optional<domain::WallCursor> after;
   if (!request->page_token().empty()) {
-    absl::StatusOr<domain::GiftWallPageToken> token =
-        domain::DecodeGiftWallPageToken(request->page_token(), app_code, request->user_id(), *sort);
+    absl::StatusOr<domain::GiftWallPageToken> token = domain::DecodeGiftWallPageToken(
+        request->page_token(), app_code, request->user_id(), *sort, request->include_unlit());
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
     period = domain::ContinuePeriod(*period, token->period);
     if (!period.ok()) return FinishNow(context, InvalidArgument("", period.status()));
-    after = domain::WallCursor{token->sort_value, std::move(token->gift_id)};
+    after = domain::WallCursor{token->sort_value, std::move(token->gift_id), token->unlit};
   }
   // The page and the summary are cut from one read of the whole wall, which the reader may read
   // with other callers' walls in one statement.
@@ -322,29 +349,26 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
   read.user_id = user_id;
   read.period = *std::move(period);
   read.sort = *sort;
+  read.include_unlit = request->include_unlit();
   read.still_wanted = [context] { return StillWanted(context); };
   read.done = [reactor, response, app_code, user_id, sort = *sort, after = std::move(after),
-               page_size, admission](absl::StatusOr<reads::WallAnswer> answer) {
+               page_size, include_unlit = read.include_unlit,
+               admission](absl::StatusOr<reads::WallAnswer> answer) {
     if (!answer.ok()) {
       reactor->Finish(ToGrpcStatus(answer.status()));
       return;
     }
     const domain::WallSnapshot& wall = *answer->wall;
-    const domain::WallSummary& summary = wall.summary;
-    const domain::WallPage page = domain::PageWall(wall, sort, after, page_size);
+    const domain::WallPage page = domain::PageWall(wall, sort, after, page_size, include_unlit);
     for (const domain::WallItem* item : page.items) Fill(*item, response->add_items());
     if (page.has_more) {
       const domain::WallItem& last = *page.items.back();
       response->set_next_page_token(domain::EncodeGiftWallPageToken(
           {sort, app_code, user_id, domain::SortValue(last, sort), last.gift_id,
-           answer->period.has_value() ? answer->period->Name() : ""}));
+           answer->period.has_value() ? answer->period->Name() : "", include_unlit, !last.lit}));
     }
     if (answer->period.has_value()) Fill(*answer->period, response->mutable_period());
-    v1::GiftWallSummary* out = response->mutable_summary();
-    out->set_distinct_gifts(summary.distinct_gifts);
-    out->set_total_gift_count(summary.total_gift_count);
-    out->set_total_coins(summary.total_coins);
-    out->set_last_received_at_ms(summary.last_received_at_ms);
+    Fill(wall.summary, response->mutable_summary());
     reactor->Finish(grpc::Status::OK);
   };
   reader_.Read(std::move(read));
@@ -555,6 +579,8 @@ grpc::ServerUnaryReactor* GiftWallService::PutGiftCatalog(grpc::CallbackServerCo
       audit.Wrap([this, app_code = *std::move(app_code), gifts = *std::move(gifts),
                   replace = request->replace(), by = audit.admission.caller(), response] {
         absl::StatusOr<storage::CatalogWrite> write = catalog_.Put(app_code, gifts, replace, by);
+        // Even a failed write may have committed (a lost answer to COMMIT): read it again.
+        catalogs_.Forget(app_code);
         if (!write.ok()) return ToGrpcStatus(write.status());
         response->set_upserted(write->upserted);
         response->set_removed(write->removed);

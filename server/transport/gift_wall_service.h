@@ -13,10 +13,12 @@
 #include "server/domain/gift_payload.h"
 #include "server/projection/outbox_payloads.h"
 #include "server/projection/projection_engine.h"
+#include "server/reads/catalog_cache.h"
 #include "server/reads/wall_reader.h"
 #include "server/storage/catalog_repository.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
+#include "server/transport/arena_allocator.h"
 #include "server/transport/worker_pool.h"
 
 namespace giftwall::transport {
@@ -41,17 +43,20 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   // the wallet's outbox rows, not the messages' payloads.
   GiftWallService(projection::ProjectionEngine& projection, reads::WallReader& reader,
                   reads::PeriodResolver& periods, storage::WallRepository& wall,
-                  storage::CatalogRepository& catalog, WorkerPool& workers,
-                  const AccessControl& access,
+                  storage::CatalogRepository& catalog, reads::CatalogCache& catalogs,
+                  WorkerPool& workers, const AccessControl& access,
                   const projection::OutboxPayloads* outbox_payloads = nullptr)
       : projection_(projection),
         reader_(reader),
         periods_(periods),
         wall_(wall),
         catalog_(catalog),
+        catalogs_(catalogs),
         workers_(workers),
         access_(access),
-        outbox_payloads_(outbox_payloads) {}
+        outbox_payloads_(outbox_payloads) {
+    SetMessageAllocatorFor_GetGiftWall(&wall_messages_);
+  }
 
   grpc::ServerUnaryReactor* ProjectMessage(grpc::CallbackServerContext* context,
                                            const v1::ProjectMessageRequest* request,
@@ -98,9 +103,12 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   reads::PeriodResolver& periods_;
   storage::WallRepository& wall_;
   storage::CatalogRepository& catalog_;  // on the primary: the catalogue is written and read there
+  reads::CatalogCache& catalogs_;        // the wall reads'; a write here makes it read again
   WorkerPool& workers_;
   const AccessControl& access_;
   const projection::OutboxPayloads* const outbox_payloads_;
+  // GetGiftWall's messages, on an arena per call.
+  ArenaMessageAllocator<v1::GetGiftWallRequest, v1::GetGiftWallResponse> wall_messages_;
 };
 
 }  // namespace giftwall::transport

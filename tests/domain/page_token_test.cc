@@ -31,7 +31,7 @@ TEST(GiftWallPageToken, RoundTrips) {
   const GiftWallPageToken in = Sample();
   const std::string encoded = EncodeGiftWallPageToken(in);
   absl::StatusOr<GiftWallPageToken> out =
-      DecodeGiftWallPageToken(encoded, "demo", 42, WallSort::kLastReceivedDesc);
+      DecodeGiftWallPageToken(encoded, "demo", 42, WallSort::kLastReceivedDesc, false);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->sort, in.sort);
   EXPECT_EQ(out->app_code, in.app_code);
@@ -40,20 +40,47 @@ TEST(GiftWallPageToken, RoundTrips) {
   EXPECT_EQ(out->gift_id, in.gift_id);
 }
 
+// With include_unlit the token says whether its cursor is among the unlit gifts, and is bound to
+// include_unlit both ways; without it, tokens are as they were before the catalogue.
+TEST(GiftWallPageToken, Rule16_CarriesTheUnlitSectionAndIsBoundToIncludeUnlit) {
+  for (bool unlit : {false, true}) {
+    GiftWallPageToken in = Sample();
+    in.sort = WallSort::kCatalog;
+    in.include_unlit = true;
+    in.unlit = unlit;
+    in.period = "week:2026-W49";
+    const std::string encoded = EncodeGiftWallPageToken(in);
+    absl::StatusOr<GiftWallPageToken> out =
+        DecodeGiftWallPageToken(encoded, "demo", 42, WallSort::kCatalog, true);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_TRUE(out->include_unlit);
+    EXPECT_EQ(out->unlit, unlit);
+    EXPECT_EQ(out->sort_value, in.sort_value);
+    EXPECT_EQ(out->gift_id, in.gift_id);
+    EXPECT_EQ(out->period, in.period);
+    out = DecodeGiftWallPageToken(encoded, "demo", 42, WallSort::kCatalog, false);
+    ASSERT_FALSE(out.ok());
+    EXPECT_THAT(std::string(out.status().message()), testing::HasSubstr("include_unlit"));
+  }
+  EXPECT_FALSE(DecodeGiftWallPageToken(EncodeGiftWallPageToken(Sample()), "demo", 42,
+                                       WallSort::kLastReceivedDesc, true)
+                   .ok());
+}
+
 // A period's page carries the period; an all-time token reads as tokens did before periods
 // (encoded without it), so tokens issued by the previous release still page.
 TEST(GiftWallPageToken, CarriesItsPeriodAndAllTimeTokensKeepTheirFormer) {
   GiftWallPageToken in = Sample();
   in.period = "month:2026-12";
-  absl::StatusOr<GiftWallPageToken> out =
-      DecodeGiftWallPageToken(EncodeGiftWallPageToken(in), "demo", 42, WallSort::kLastReceivedDesc);
+  absl::StatusOr<GiftWallPageToken> out = DecodeGiftWallPageToken(
+      EncodeGiftWallPageToken(in), "demo", 42, WallSort::kLastReceivedDesc, false);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->period, "month:2026-12");
   EXPECT_EQ(out->gift_id, in.gift_id);
   // What the release before periods issued for Sample() (no period field).
   EXPECT_EQ(EncodeGiftWallPageToken(Sample()), "AQEBBGRlbW9UlZPYn-5HCHJvc2Ug4py_Ox65Pw");
   out = DecodeGiftWallPageToken("AQEBBGRlbW9UlZPYn-5HCHJvc2Ug4py_Ox65Pw", "demo", 42,
-                                WallSort::kLastReceivedDesc);
+                                WallSort::kLastReceivedDesc, false);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->period, "");
 
@@ -63,7 +90,7 @@ TEST(GiftWallPageToken, CarriesItsPeriodAndAllTimeTokensKeepTheirFormer) {
   raw.resize(raw.size() - 4);  // the checksum
   raw.push_back('\0');         // a period of length 0
   EXPECT_FALSE(DecodeGiftWallPageToken(absl::WebSafeBase64Escape(WithChecksum(raw)), "demo", 42,
-                                       WallSort::kLastReceivedDesc)
+                                       WallSort::kLastReceivedDesc, false)
                    .ok());
 
   SenderPageToken sender{"demo", 42, "rose", 9, 1700000000000, 7, "week:2026-W53"};
@@ -87,7 +114,8 @@ TEST(GiftWallPageToken, IsBoundToWallAndSort) {
   for (auto [app, user, sort] : {std::tuple{"other", 42, WallSort::kLastReceivedDesc},
                                  std::tuple{"demo", 43, WallSort::kLastReceivedDesc},
                                  std::tuple{"demo", 42, WallSort::kCountDesc}}) {
-    absl::StatusOr<GiftWallPageToken> out = DecodeGiftWallPageToken(encoded, app, user, sort);
+    absl::StatusOr<GiftWallPageToken> out =
+        DecodeGiftWallPageToken(encoded, app, user, sort, false);
     ASSERT_FALSE(out.ok());
     EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(out.status().message().find("another wall or sort"), absl::string_view::npos);
@@ -102,7 +130,7 @@ TEST(GiftWallPageToken, DetectsEveryFlippedBit) {
       std::string tampered = raw;
       tampered[i] = static_cast<char>(tampered[i] ^ (1 << bit));
       absl::StatusOr<GiftWallPageToken> out = DecodeGiftWallPageToken(
-          absl::WebSafeBase64Escape(tampered), "demo", 42, WallSort::kLastReceivedDesc);
+          absl::WebSafeBase64Escape(tampered), "demo", 42, WallSort::kLastReceivedDesc, false);
       ASSERT_FALSE(out.ok()) << "byte " << i << " bit " << bit;
       EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
     }
@@ -114,7 +142,7 @@ TEST(GiftWallPageToken, RejectsGarbage) {
        {std::string("x"), std::string("!!!!"), std::string("AAAAAAAAAAAA"), std::string(5000, 'A'),
         absl::WebSafeBase64Escape("\x01\x01\x00\x00"), EncodeGiftWallPageToken(Sample()) + "A"}) {
     absl::StatusOr<GiftWallPageToken> out =
-        DecodeGiftWallPageToken(junk, "demo", 42, WallSort::kLastReceivedDesc);
+        DecodeGiftWallPageToken(junk, "demo", 42, WallSort::kLastReceivedDesc, false);
     ASSERT_FALSE(out.ok()) << junk;
     EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(out.status().message().find("page_token"), absl::string_view::npos);
@@ -153,7 +181,7 @@ TEST(GiftWallPageToken, RejectsEveryOtherSpellingOfItsText) {
   }
   for (const std::string& token : respelled) {
     absl::StatusOr<GiftWallPageToken> out =
-        DecodeGiftWallPageToken(token, "demo", 42, WallSort::kLastReceivedDesc);
+        DecodeGiftWallPageToken(token, "demo", 42, WallSort::kLastReceivedDesc, false);
     ASSERT_FALSE(out.ok()) << token;
     EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   }
@@ -219,9 +247,10 @@ TEST(GiftWallPageToken, RejectsNumbersBeyond64Bits) {
   };
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();  // zigzag of 2^64 - 1
   ASSERT_TRUE(
-      DecodeGiftWallPageToken(TokenOf(body('\x01')), "demo", kMin, WallSort::kCountDesc).ok());
+      DecodeGiftWallPageToken(TokenOf(body('\x01')), "demo", kMin, WallSort::kCountDesc, false)
+          .ok());
   absl::StatusOr<GiftWallPageToken> out =
-      DecodeGiftWallPageToken(TokenOf(body('\x03')), "demo", kMin, WallSort::kCountDesc);
+      DecodeGiftWallPageToken(TokenOf(body('\x03')), "demo", kMin, WallSort::kCountDesc, false);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
 }

@@ -1204,6 +1204,268 @@ TEST_F(ServerE2eTest, Rule16_TheCatalogueIsWrittenListedImportedAndAudited) {
   EXPECT_THAT(status.error_message(), HasSubstr("another app's catalogue"));
 }
 
+// GetGiftWall against the catalogue (DESIGN §2.16): lit N of M, the unlit gifts, names from the
+// catalogue, the catalogue order; and an app without a catalogue answers as before.
+class CatalogueWallE2eTest : public ServerE2eTest {
+ protected:
+  // Writes `app`'s catalogue: 40 on-sale gifts g00..g39 in four series, in reverse catalogue
+  // order (g39 first), and the retired "old".
+  static void PutCatalogue(const std::string& app, const ServerProcess& server) {
+    auto stub = v1::GiftWallService::NewStub(server.Channel());
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::PutGiftCatalogRequest request;
+    request.set_app_code(app);
+    for (int i = 0; i < 40; ++i) {
+      v1::GiftCatalogItem* item = request.add_items();
+      item->set_gift_id(absl::StrFormat("g%02d", i));
+      item->set_name(absl::StrFormat("Gift %d", i));
+      item->set_icon(absl::StrFormat("https://cdn/g%02d.png", i));
+      item->set_unlit_icon(absl::StrFormat("https://cdn/g%02d-grey.png", i));
+      item->set_price_coins(i * 10);
+      item->set_series(absl::StrCat("s", i % 4));
+      item->set_tier(i < 20 ? "common" : "rare");
+      item->set_sort_order(100 - i);
+    }
+    v1::GiftCatalogItem* old = request.add_items();
+    old->set_gift_id("old");
+    old->set_status("retired");
+    v1::PutGiftCatalogResponse response;
+    ASSERT_TRUE(stub->PutGiftCatalog(&context, request, &response).ok());
+  }
+
+  // User 5 of `app` receives g00..g11 (named "snapshot" by the events), the retired "old" and
+  // "extra", which no catalogue has.
+  static void Receive(const std::string& app) {
+    for (int i = 0; i < 12; ++i) {
+      ASSERT_TRUE(Project(Message(app, absl::StrCat("E", i),
+                                  absl::StrFormat(R"({"target_user_id":5,"gift_id":"g%02d",)"
+                                                  R"("gift_count":%d,"gift_name":"snapshot"})",
+                                                  i, i + 1),
+                                  1'700'000'000'000 + i))
+                      .ok());
+    }
+    for (const std::string gift : {"old", "extra"}) {
+      ASSERT_TRUE(
+          Project(Message(app, gift,
+                          absl::StrFormat(R"({"target_user_id":5,"gift_id":"%s","gift_count":1})",
+                                          gift)))
+              .ok());
+    }
+  }
+
+  // Every page of user 5's wall.
+  static std::vector<v1::GiftWallItem> ReadAll(const std::string& app, v1::GiftWallSort sort,
+                                               bool include_unlit, int page_size,
+                                               v1::GiftWallSummary* summary = nullptr) {
+    std::vector<v1::GiftWallItem> items;
+    v1::GetGiftWallRequest request;
+    request.set_app_code(app);
+    request.set_user_id(5);
+    request.set_sort(sort);
+    request.set_include_unlit(include_unlit);
+    request.set_page_size(page_size);
+    for (int pages = 0; pages < 100; ++pages) {
+      v1::GetGiftWallResponse page;
+      const grpc::Status status = Wall(request, &page);
+      EXPECT_TRUE(status.ok()) << status.error_message();
+      if (!status.ok()) break;
+      if (summary != nullptr) *summary = page.summary();
+      items.insert(items.end(), page.items().begin(), page.items().end());
+      if (page.next_page_token().empty()) break;
+      request.set_page_token(page.next_page_token());
+    }
+    return items;
+  }
+};
+
+TEST_F(CatalogueWallE2eTest, Rule16_LitUnlitAndRetiredCountsAndSeriesTotals) {
+  PutCatalogue("lit", *server_);
+  Receive("lit");
+  v1::GiftWallSummary summary;
+  const std::vector<v1::GiftWallItem> all =
+      ReadAll("lit", v1::GIFT_WALL_SORT_COUNT_DESC, true, 7, &summary);
+  EXPECT_EQ(summary.distinct_gifts(), 14);
+  EXPECT_EQ(summary.lit_gifts(), 12);
+  EXPECT_EQ(summary.catalogue_gifts(), 40);
+  EXPECT_EQ(summary.lit_retired_gifts(), 1);
+  EXPECT_EQ(summary.lit_uncatalogued_gifts(), 1);
+  ASSERT_EQ(summary.series_size(), 4);
+  // Catalogue order runs from g39 down, so the series come as g39's (s3) first.
+  EXPECT_EQ(summary.series(0).series(), "s3");
+  for (const v1::GiftWallSeries& series : summary.series()) {
+    EXPECT_EQ(series.lit_gifts(), 3) << series.series();
+    EXPECT_EQ(series.catalogue_gifts(), 10) << series.series();
+  }
+  // 14 lit, then the 28 on-sale gifts the wall lacks.
+  ASSERT_EQ(all.size(), 42u);
+  for (size_t i = 0; i < 14; ++i) EXPECT_TRUE(all[i].lit()) << all[i].gift_id();
+  EXPECT_EQ(all[0].gift_id(), "g11") << "the most received first";
+  for (size_t i = 14; i < all.size(); ++i) {
+    EXPECT_FALSE(all[i].lit());
+    EXPECT_EQ(all[i].gift_count(), 0);
+    EXPECT_EQ(all[i].gift_id(), absl::StrFormat("g%02d", 39 - (i - 14))) << "catalogue order";
+  }
+  EXPECT_EQ(all[14].gift_unlit_icon(), "https://cdn/g39-grey.png");
+  EXPECT_EQ(all[14].price_coins(), 390);
+  EXPECT_EQ(all[14].tier(), "rare");
+}
+
+TEST_F(CatalogueWallE2eTest, Rule16_CatalogueNameOverTheSnapshotAndTheCatalogueOrder) {
+  PutCatalogue("named", *server_);
+  Receive("named");
+  const std::vector<v1::GiftWallItem> lit = ReadAll("named", v1::GIFT_WALL_SORT_CATALOG, false, 5);
+  ASSERT_EQ(lit.size(), 14u);
+  // The retired "old" (sort_order 0), g11 (89) .. g00 (100), then "extra", which the catalogue
+  // lacks.
+  EXPECT_EQ(lit[0].gift_id(), "old");
+  EXPECT_EQ(lit[1].gift_id(), "g11");
+  EXPECT_EQ(lit[12].gift_id(), "g00");
+  EXPECT_EQ(lit[13].gift_id(), "extra");
+  EXPECT_EQ(lit[1].gift_name(), "Gift 11") << "the catalogue's name, not the event's";
+  EXPECT_EQ(lit[1].gift_icon(), "https://cdn/g11.png");
+  EXPECT_EQ(lit[1].series(), "s3");
+  EXPECT_EQ(lit[1].price_coins(), 110);
+  EXPECT_EQ(lit[1].gift_count(), 12);
+  EXPECT_TRUE(lit[13].lit());
+  EXPECT_EQ(lit[13].series(), "") << "not in the catalogue";
+
+  // Each existing sort, with the unlit gifts after the lit ones.
+  for (v1::GiftWallSort sort :
+       {v1::GIFT_WALL_SORT_COINS_DESC, v1::GIFT_WALL_SORT_LAST_RECEIVED_DESC,
+        v1::GIFT_WALL_SORT_FIRST_RECEIVED_ASC, v1::GIFT_WALL_SORT_CATALOG}) {
+    const std::vector<v1::GiftWallItem> all = ReadAll("named", sort, true, 9);
+    ASSERT_EQ(all.size(), 42u) << sort;
+    const std::vector<v1::GiftWallItem> without = ReadAll("named", sort, false, 9);
+    for (size_t i = 0; i < all.size(); ++i) {
+      EXPECT_EQ(all[i].lit(), i < 14) << sort << " " << i;
+      if (i < 14) {
+        EXPECT_EQ(all[i].gift_id(), without[i].gift_id()) << sort << " " << i;
+      }
+    }
+  }
+
+  // A token of a read with include_unlit is refused without it.
+  v1::GetGiftWallRequest request;
+  request.set_app_code("named");
+  request.set_user_id(5);
+  request.set_include_unlit(true);
+  request.set_page_size(1);
+  v1::GetGiftWallResponse page;
+  ASSERT_TRUE(Wall(request, &page).ok());
+  request.set_page_token(page.next_page_token());
+  request.set_include_unlit(false);
+  const grpc::Status status = Wall(request, &page);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("include_unlit"));
+
+  // The CLI's summary.
+  const std::string out = Client({"--app_code=named", "wall", "--user_id=5", "--include_unlit"});
+  EXPECT_THAT(out, HasSubstr("lit 12 of 40"));
+  EXPECT_THAT(out, HasSubstr("s3 3/10"));
+  EXPECT_THAT(out, HasSubstr("unlit"));
+}
+
+TEST_F(CatalogueWallE2eTest, Rule16_AnAppWithoutACatalogueAnswersAsBefore) {
+  Receive("bare");
+  for (v1::GiftWallSort sort : {v1::GIFT_WALL_SORT_COUNT_DESC, v1::GIFT_WALL_SORT_CATALOG}) {
+    v1::GiftWallSummary with_summary, without_summary;
+    const std::vector<v1::GiftWallItem> with = ReadAll("bare", sort, true, 4, &with_summary);
+    const std::vector<v1::GiftWallItem> without = ReadAll("bare", sort, false, 4, &without_summary);
+    ASSERT_EQ(with.size(), 14u);
+    ASSERT_EQ(without.size(), 14u);
+    for (size_t i = 0; i < with.size(); ++i) {
+      EXPECT_EQ(with[i].SerializeAsString(), without[i].SerializeAsString());
+      EXPECT_TRUE(with[i].lit());
+      EXPECT_EQ(with[i].series(), "");
+      EXPECT_EQ(with[i].price_coins(), 0);
+    }
+    EXPECT_EQ(with[0].gift_name(), sort == v1::GIFT_WALL_SORT_CATALOG ? "" : "snapshot");
+    EXPECT_EQ(with_summary.SerializeAsString(), without_summary.SerializeAsString());
+    EXPECT_EQ(with_summary.distinct_gifts(), 14);
+    EXPECT_EQ(with_summary.lit_gifts(), 0);
+    EXPECT_EQ(with_summary.catalogue_gifts(), 0);
+    EXPECT_EQ(with_summary.lit_uncatalogued_gifts(), 0);
+    EXPECT_EQ(with_summary.series_size(), 0);
+  }
+}
+
+// Replaces of the whole catalogue between two disjoint ones, while walls are read: every read
+// sees one catalogue or the other, never parts of both. The server reads the catalogue for every
+// group of walls (--catalog_cache_ttl=0), so the reads meet the writes.
+TEST_F(CatalogueWallE2eTest, Rule16_AReplaceOfTheWholeCatalogueIsAtomicAgainstWallReads) {
+  ServerProcess server(db_->url(), {"--catalog_cache_ttl=0", "--catchup_interval=0"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  ASSERT_TRUE(
+      Project(Message("swap", "S1", R"({"target_user_id":5,"gift_id":"a0","gift_count":1})"),
+              nullptr, &server)
+          .ok());
+  auto replace = [&](char letter) {
+    auto stub = v1::GiftWallService::NewStub(server.Channel());
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    v1::PutGiftCatalogRequest request;
+    request.set_app_code("swap");
+    request.set_replace(true);
+    for (int i = 0; i < 30; ++i) {
+      v1::GiftCatalogItem* item = request.add_items();
+      item->set_gift_id(absl::StrCat(std::string(1, letter), i));
+      item->set_name(std::string(1, letter));
+      item->set_series(std::string(1, letter));
+    }
+    v1::PutGiftCatalogResponse response;
+    const grpc::Status status = stub->PutGiftCatalog(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+  };
+  replace('a');
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {
+    for (int i = 0; i < 20; ++i) replace(i % 2 == 0 ? 'b' : 'a');
+    writing = false;
+  });
+  std::atomic<int> reads{0}, seen_a{0}, seen_b{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 4; ++r) {
+    readers.emplace_back([&] {
+      auto stub = v1::GiftWallService::NewStub(server.Channel());
+      while (writing) {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+        v1::GetGiftWallRequest request;
+        request.set_app_code("swap");
+        request.set_user_id(5);
+        request.set_include_unlit(true);
+        request.set_page_size(200);
+        v1::GetGiftWallResponse page;
+        const grpc::Status status = stub->GetGiftWall(&context, request, &page);
+        ASSERT_TRUE(status.ok()) << status.error_message();
+        ++reads;
+        const v1::GiftWallSummary& s = page.summary();
+        ASSERT_EQ(s.catalogue_gifts(), 30);
+        ASSERT_EQ(s.series_size(), 1);
+        const std::string letter = s.series(0).series();
+        (letter == "a" ? seen_a : seen_b)++;
+        // a0 is lit under catalogue a, uncatalogued under b.
+        EXPECT_EQ(s.lit_gifts(), letter == "a" ? 1 : 0);
+        EXPECT_EQ(s.lit_uncatalogued_gifts(), letter == "a" ? 0 : 1);
+        EXPECT_EQ(page.items_size(), letter == "a" ? 30 : 31);
+        for (const v1::GiftWallItem& item : page.items()) {
+          if (!item.series().empty()) {
+            EXPECT_EQ(item.series(), letter) << item.gift_id();
+          }
+          if (!item.lit()) {
+            EXPECT_EQ(item.gift_id().substr(0, 1), letter);
+          }
+        }
+      }
+    });
+  }
+  writer.join();
+  for (std::thread& t : readers) t.join();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_GT(seen_a.load() + seen_b.load(), 0);
+}
+
 // Every admin call goes through one wrapper: a refusal for its arguments is audit-logged like any
 // other answer. And answers that list events or users are bounded, counting the rest.
 TEST_F(ServerE2eTest, AdminRefusalsAreAuditedAndListsAreCapped) {

@@ -91,7 +91,7 @@ TEST(WallReaderLanesTest, AWallBeingReadIsNotReadBesideItAndItsLaterReadersGetTh
   options.lanes = 2;
   WallReader reader([&fake](absl::string_view app, const std::optional<domain::Period>&,
                             absl::Span<const int64_t> users) { return fake.Read(app, users); },
-                    AllTime, options);
+                    AllTime, nullptr, options);
 
   Answer first;
   Submit(reader, 1, first);
@@ -125,7 +125,7 @@ TEST(WallReaderLanesTest, AWallIsReadAgainOnceNobodyIsReadingIt) {
   fake.release_.Notify();
   WallReader reader([&fake](absl::string_view app, const std::optional<domain::Period>&,
                             absl::Span<const int64_t> users) { return fake.Read(app, users); },
-                    AllTime, WallReaderOptions());
+                    AllTime, nullptr, WallReaderOptions());
   for (int i = 1; i <= 3; ++i) {
     Answer answer;
     Submit(reader, 1, answer);

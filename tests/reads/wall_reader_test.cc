@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "gtest/gtest.h"
+#include "server/storage/catalog_repository.h"
 #include "tests/support/test_database.h"
 
 namespace giftwall::reads {
@@ -16,7 +17,16 @@ class WallReaderTest : public ::testing::Test {
       : pool_(db_.PoolOptions()),
         walls_(pool_),
         periods_([this](absl::string_view app) { return walls_.ReadSettings(app); },
-                 domain::PeriodRetention()) {}
+                 domain::PeriodRetention()),
+        catalog_(pool_),
+        catalogs_(
+            [this](absl::string_view app) -> absl::StatusOr<std::vector<domain::CatalogGift>> {
+              absl::StatusOr<storage::CatalogPage> page =
+                  catalog_.List(app, std::nullopt, domain::kMaxCatalogGifts);
+              if (!page.ok()) return page.status();
+              return std::move(page->gifts);
+            },
+            absl::Hours(1)) {}
 
   void AddGift(int64_t user, const std::string& gift, int64_t count) {
     db_.Exec(absl::StrFormat(
@@ -30,6 +40,8 @@ class WallReaderTest : public ::testing::Test {
   storage::ConnectionPool pool_;
   storage::WallRepository walls_;
   PeriodResolver periods_;
+  storage::CatalogRepository catalog_;
+  CatalogCache catalogs_;
 };
 
 TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWall) {
@@ -38,7 +50,7 @@ TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWa
   }
   WallReaderOptions options;
   options.lanes = 1;
-  WallReader reader(walls_, periods_, options);
+  WallReader reader(walls_, periods_, catalogs_, options);
   // Another session holds the table, so the lane's first read waits and the rest gather.
   std::unique_ptr<storage::SqlConnection> blocker = db_.Connect();
   ASSERT_TRUE(blocker->ExecuteDirect("LOCK TABLES user_gift_wall WRITE").ok());
@@ -103,7 +115,7 @@ TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWa
 }
 
 TEST_F(WallReaderTest, AReadItsCallerNoLongerWantsIsAnsweredUnread) {
-  WallReader reader(walls_, periods_, WallReaderOptions());
+  WallReader reader(walls_, periods_, catalogs_, WallReaderOptions());
   absl::BlockingCounter pending(1);
   absl::Status answer;
   reader.Read(WallRead{"demo", 1, domain::PeriodSpec(), domain::WallSort::kCountDesc,
@@ -115,6 +127,54 @@ TEST_F(WallReaderTest, AReadItsCallerNoLongerWantsIsAnsweredUnread) {
   pending.Wait();
   EXPECT_EQ(answer.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(reader.Stats().groups, 0);
+}
+
+TEST_F(WallReaderTest, TheCatalogueIsReadOncePerAppNotPerWallAndAgainAfterAWriteHere) {
+  for (int64_t user = 1; user <= 20; ++user) AddGift(user, "rose", user);
+  domain::CatalogGift rose, car;
+  rose.gift_id = "rose";
+  rose.name = "Rose";
+  car.gift_id = "car";
+  car.sort_order = 1;
+  ASSERT_TRUE(catalog_.Put("demo", {rose, car}, false, "test").ok());
+  WallReader reader(walls_, periods_, catalogs_, WallReaderOptions());
+  auto read_all = [&] {
+    absl::BlockingCounter pending(20);
+    std::vector<std::shared_ptr<const domain::WallSnapshot>> walls(20);
+    for (int64_t user = 1; user <= 20; ++user) {
+      WallRead read;
+      read.app_code = "demo";
+      read.user_id = user;
+      read.include_unlit = user % 2 == 0;
+      read.done = [&, user](absl::StatusOr<WallAnswer> answer) {
+        EXPECT_TRUE(answer.ok()) << answer.status();
+        if (answer.ok()) walls[static_cast<size_t>(user - 1)] = answer->wall;
+        pending.DecrementCount();
+      };
+      reader.Read(std::move(read));
+    }
+    pending.Wait();
+    return walls;
+  };
+  std::vector<std::shared_ptr<const domain::WallSnapshot>> walls = read_all();
+  EXPECT_EQ(catalogs_.loads(), 1);
+  for (const auto& wall : walls) {
+    ASSERT_NE(wall, nullptr);
+    ASSERT_EQ(wall->items.size(), 1u);
+    ASSERT_NE(wall->items[0].catalog, nullptr);
+    EXPECT_EQ(wall->items[0].catalog->name, "Rose");
+    EXPECT_EQ(wall->summary.lit_gifts, 1);
+    EXPECT_EQ(wall->summary.catalogue_gifts, 2);
+  }
+  // The same snapshot serves readers with and without the unlit gifts: it lists them.
+  EXPECT_EQ(walls[1]->unlit.size(), 1u);
+
+  rose.name = "Red rose";
+  ASSERT_TRUE(catalog_.Put("demo", {rose, car}, true, "test").ok());
+  EXPECT_EQ(read_all()[0]->items[0].catalog->name, "Rose") << "within the bound, the cached one";
+  catalogs_.Forget("demo");
+  EXPECT_EQ(read_all()[0]->items[0].catalog->name, "Red rose");
+  EXPECT_EQ(catalogs_.loads(), 2);
 }
 
 }  // namespace
