@@ -18,7 +18,8 @@
 namespace giftwall::domain {
 namespace {
 
-// The seed's giftMetadata struct, field by field, in the order of kGiftFields.
+// The seed's giftMetadata struct, field by field, in the order of kGiftFields, and `anonymous`
+// (DESIGN §2.5), which the wallet adds as a Go bool.
 enum GiftField : size_t {
   kTargetUserId,
   kGiftId,
@@ -28,6 +29,7 @@ enum GiftField : size_t {
   kGiftName,
   kGiftIcon,
   kRoomId,
+  kAnonymous,
 };
 
 constexpr GoJsonField kGiftFields[] = {
@@ -35,6 +37,7 @@ constexpr GoJsonField kGiftFields[] = {
     {"gift_count", GoJsonKind::kInt64},     {"sender_user_id", GoJsonKind::kInt64},
     {"coin_amount", GoJsonKind::kInt64},    {"gift_name", GoJsonKind::kString},
     {"gift_icon", GoJsonKind::kString},     {"room_id", GoJsonKind::kInt64},
+    {"anonymous", GoJsonKind::kBool},
 };
 
 absl::Status Invalid(absl::string_view what) {
@@ -126,6 +129,7 @@ absl::StatusOr<GiftPayload> ParseGiftPayload(absl::string_view payload_json) {
   payload.gift_icon = *std::move(icon);
 
   payload.room_id = Int64Field(values, kRoomId).value_or(0);
+  payload.anonymous = values[kAnonymous].has_value() && std::get<bool>(*values[kAnonymous]);
   return payload;
 }
 
@@ -141,9 +145,9 @@ bool SameGiftPayload(absl::string_view a, absl::string_view b) {
   const absl::StatusOr<GiftPayload> y = ParseGiftPayload(b);
   if (!x.ok() || !y.ok()) return a == b;
   return std::tie(x->target_user_id, x->gift_id, x->gift_count, x->sender_user_id, x->coin_amount,
-                  x->gift_name, x->gift_icon, x->room_id) ==
+                  x->gift_name, x->gift_icon, x->room_id, x->anonymous) ==
          std::tie(y->target_user_id, y->gift_id, y->gift_count, y->sender_user_id, y->coin_amount,
-                  y->gift_name, y->gift_icon, y->room_id);
+                  y->gift_name, y->gift_icon, y->room_id, y->anonymous);
 }
 
 }  // namespace giftwall::domain

@@ -26,6 +26,8 @@ struct GiftPayload {
   std::string gift_name;       // trimmed; empty when the event does not carry one
   std::string gift_icon;       // trimmed; empty when the event does not carry one
   int64_t room_id = 0;         // 0 when absent
+  // The sender chose to send this gift anonymously (神秘人); false when absent or null.
+  bool anonymous = false;
 
   bool has_sender() const { return sender_user_id > 0; }
 };

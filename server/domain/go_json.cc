@@ -111,6 +111,19 @@ std::string QuoteLiteral(absl::string_view literal) {
   return absl::StrCat(literal.substr(0, kMaxQuotedLiteral), "...");
 }
 
+// What a field of `kind` takes, for a type error's message.
+const char* WantOf(GoJsonKind kind) {
+  switch (kind) {
+    case GoJsonKind::kString:
+      return "want a string";
+    case GoJsonKind::kBool:
+      return "want a boolean";
+    case GoJsonKind::kInt64:
+      break;
+  }
+  return "want an integer";
+}
+
 // What a value is, named as Go's UnmarshalTypeError names it; decided by its first byte.
 const char* KindOfValueStartingWith(char c) {
   switch (c) {
@@ -253,9 +266,12 @@ class GoJsonDecoder {
       StoreInt64(field, literal);
       return absl::OkStatus();
     }
-    SaveFieldError(field,
-                   absl::StrCat(kind == GoJsonKind::kInt64 ? "want an integer" : "want a string",
-                                ", got ", KindOfValueStartingWith(c)));
+    if (kind == GoJsonKind::kBool && (c == 't' || c == 'f')) {
+      if (absl::Status s = ScanLiteral(c == 't' ? "true" : "false"); !s.ok()) return s;
+      values_[field] = c == 't';
+      return absl::OkStatus();
+    }
+    SaveFieldError(field, absl::StrCat(WantOf(kind), ", got ", KindOfValueStartingWith(c)));
     return SkipValue(1);
   }
 

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -46,6 +48,35 @@ TEST(ParseGiftPayloadTest, ReadsEveryField) {
   EXPECT_EQ(p->gift_name, "Rose");
   EXPECT_EQ(p->gift_icon, "https://x/rose.png");
   EXPECT_EQ(p->room_id, 77);
+  EXPECT_FALSE(p->anonymous);
+}
+
+// The sender's 神秘人 choice: a JSON boolean, read as Go's encoding/json reads a bool field
+// (tests/domain/go_json_differential_test.cc holds both sides to it).
+TEST(ParseGiftPayloadTest, AnonymousIsAGoBool) {
+  for (const auto& [extra, want] :
+       std::vector<std::pair<std::string, bool>>{{R"(,"anonymous":true)", true},
+                                                 {R"(,"Anonymous":true)", true},
+                                                 {R"(,"anonymous":false)", false},
+                                                 {R"(,"anonymous":null)", false},
+                                                 {R"(,"anonymous":true,"anonymous":null)", true},
+                                                 {"", false}}) {
+    absl::StatusOr<GiftPayload> p = ParseGiftPayload(Payload(extra));
+    ASSERT_TRUE(p.ok()) << extra << ": " << p.status();
+    EXPECT_EQ(p->anonymous, want) << extra;
+  }
+  for (const auto& [extra, got] :
+       std::vector<std::pair<std::string, std::string>>{{R"(,"anonymous":"true")", "string"},
+                                                        {R"(,"anonymous":1)", "number"},
+                                                        {R"(,"anonymous":[])", "array"},
+                                                        {R"(,"anonymous":{})", "object"}}) {
+    absl::StatusOr<GiftPayload> p = ParseGiftPayload(Payload(extra));
+    ASSERT_FALSE(p.ok()) << extra;
+    EXPECT_EQ(std::string(p.status().message()),
+              absl::StrCat("invalid gift payload: field \"anonymous\": want a boolean, got ", got));
+  }
+  EXPECT_FALSE(SameGiftPayload(Payload(R"(,"anonymous":true)"), Payload()));
+  EXPECT_TRUE(SameGiftPayload(Payload(R"(,"anonymous":false)"), Payload()));
 }
 
 TEST(ParseGiftPayloadTest, OptionalFieldsDefaultWhenAbsent) {

@@ -62,6 +62,7 @@ constexpr GoJsonField kSeedFields[] = {
     {"gift_count", GoJsonKind::kInt64},     {"sender_user_id", GoJsonKind::kInt64},
     {"coin_amount", GoJsonKind::kInt64},    {"gift_name", GoJsonKind::kString},
     {"gift_icon", GoJsonKind::kString},     {"room_id", GoJsonKind::kInt64},
+    {"anonymous", GoJsonKind::kBool},
 };
 
 struct Case {
@@ -303,6 +304,20 @@ std::vector<Case> HandCorpus() {
   add("NegativeCoins", Payload(R"(,"coin_amount":-1)"));
   add("NegativeSender", Payload(R"(,"sender_user_id":-7)"));
   add("NegativeRoom", Payload(R"(,"room_id":-1)"));
+  // anonymous, a Go bool: true or false only; null leaves it false; a key in any case.
+  add("Anonymous", Payload(R"(,"anonymous":true)"));
+  add("NotAnonymous", Payload(R"(,"anonymous":false)"));
+  add("AnonymousNull", Payload(R"(,"anonymous":null)"));
+  add("AnonymousUpperCase", Payload(R"(,"ANONYMOUS":true)"));
+  add("AnonymousTwiceLastWins", Payload(R"(,"anonymous":true,"anonymous":false)"));
+  add("AnonymousTrueThenNull", Payload(R"(,"anonymous":true,"anonymous":null)"));
+  add("AnonymousString", Payload(R"(,"anonymous":"true")"));
+  add("AnonymousNumber", Payload(R"(,"anonymous":1)"));
+  add("AnonymousObject", Payload(R"(,"anonymous":{})"));
+  add("AnonymousArray", Payload(R"(,"anonymous":[true])"));
+  add("AnonymousTruncated", Payload(R"(,"anonymous":tru)"));
+  add("AnonymousCapitalTrue", Payload(R"(,"anonymous":True)"));
+  add("BoolForInteger", Payload(R"(,"room_id":true)"));
   add("ZeroTarget", R"({"target_user_id":0,"gift_id":"a","gift_count":1})");
   add("NegativeCount", Payload(R"(,"gift_count":-2)"));
 
@@ -563,7 +578,17 @@ class DocumentGenerator {
     } else if (rng_.OneIn(8)) {
       value = "null";
     } else {
-      value = field.kind == GoJsonKind::kInt64 ? IntLiteral() : StringLiteral();
+      switch (field.kind) {
+        case GoJsonKind::kInt64:
+          value = IntLiteral();
+          break;
+        case GoJsonKind::kString:
+          value = StringLiteral();
+          break;
+        case GoJsonKind::kBool:
+          value = rng_.OneIn(2) ? "true" : "false";
+          break;
+      }
     }
     return Member(field.name, value);
   }
@@ -890,6 +915,7 @@ std::string HexToken(absl::string_view tag, absl::string_view bytes) {
 std::string ValueToken(const GoJsonValue& value) {
   if (!value.has_value()) return "absent";
   if (const auto* i = std::get_if<int64_t>(&*value)) return absl::StrCat("i:", *i);
+  if (const auto* b = std::get_if<bool>(&*value)) return *b ? "b:true" : "b:false";
   return HexToken("s", std::get<std::string>(*value));
 }
 
@@ -969,7 +995,7 @@ std::string CppPayloadResult(absl::string_view input) {
       {std::string("ok"), absl::StrCat("i:", p->target_user_id), HexToken("s", p->gift_id),
        absl::StrCat("i:", p->gift_count), absl::StrCat("i:", p->sender_user_id),
        absl::StrCat("i:", p->coin_amount), HexToken("s", p->gift_name), HexToken("s", p->gift_icon),
-       absl::StrCat("i:", p->room_id)},
+       absl::StrCat("i:", p->room_id), std::string(p->anonymous ? "b:true" : "b:false")},
       " ");
 }
 
@@ -978,7 +1004,7 @@ std::string CppPayloadResult(absl::string_view input) {
 // (DESIGN §2.5: payload and field sizes, coins >= 0, a non-positive sender means none).
 std::string ExpectedPayloadResult(absl::string_view input, absl::string_view go_line) {
   const std::vector<absl::string_view> t = absl::StrSplit(go_line, ' ');
-  if (t.size() != 13 || t[0] != "ok") return "error";
+  if (t.size() != 14 || t[0] != "ok") return "error";
   if (t[1] != "valid") return "error";
   int64_t sender = 0;
   int64_t coins = 0;
@@ -990,10 +1016,11 @@ std::string ExpectedPayloadResult(absl::string_view input, absl::string_view go_
       bytes(t[11]) > kMaxGiftNameBytes || bytes(t[12]) > kMaxGiftIconBytes || coins < 0) {
     return "error";
   }
-  return absl::StrJoin({std::string("ok"), std::string(t[2]), std::string(t[10]), std::string(t[4]),
-                        absl::StrCat("i:", sender > 0 ? sender : 0), std::string(t[6]),
-                        std::string(t[11]), std::string(t[12]), std::string(t[9])},
-                       " ");
+  return absl::StrJoin(
+      {std::string("ok"), std::string(t[2]), std::string(t[10]), std::string(t[4]),
+       absl::StrCat("i:", sender > 0 ? sender : 0), std::string(t[6]), std::string(t[11]),
+       std::string(t[12]), std::string(t[9]), std::string(t[13])},
+      " ");
 }
 
 // The input, printable and short enough for a failure message.

@@ -8,8 +8,9 @@
 // survives the round trip. Modes:
 //
 //	object   json.Unmarshal(input, &giftMetadata{}), as DecodeGoJsonObject claims to:
-//	           ok F1 .. F8              one per field, in struct order: "absent" when the key was
-//	                                    missing or always null, "i:<decimal>" or "s:<hex>"
+//	           ok F1 .. F9              one per field, in struct order: "absent" when the key was
+//	                                    missing or always null, "i:<decimal>", "s:<hex>" or
+//	                                    "b:true"/"b:false"
 //	           syntax <offset> x:<hex>  *json.SyntaxError: its Offset, and its message with the
 //	                                    "invalid character 'c' " prefix removed
 //	           type x:<hex> <kind>      *json.UnmarshalTypeError: its Field, and the first word of
@@ -17,7 +18,7 @@
 //	payload  the seed's path (ProjectGiftWallMessage, projectGiftWallLockedEvent): TrimSpace,
 //	         "" means "{}", json.Unmarshal, validateGiftWallMetadata:
 //	           ok <valid|incomplete> i:target s:gift_id i:count i:sender i:coin s:name s:icon
-//	              i:room s:<TrimSpace(gift_id)> s:<TrimSpace(name)> s:<TrimSpace(icon)>
+//	              i:room s:<TrimSpace(gift_id)> s:<TrimSpace(name)> s:<TrimSpace(icon)> b:anonymous
 //	           error
 package main
 
@@ -46,6 +47,8 @@ type giftMetadata struct {
 	GiftName     string `json:"gift_name"`
 	GiftIcon     string `json:"gift_icon"`
 	RoomID       int64  `json:"room_id"`
+	// DESIGN §2.5: the wallet's addition, a Go bool.
+	Anonymous bool `json:"anonymous"`
 }
 
 // Values no decode can produce in a field that was set: decoding replaces invalid UTF-8, and an
@@ -59,7 +62,7 @@ func prefilled() giftMetadata {
 	return giftMetadata{
 		TargetUserID: sentinelInt, GiftID: sentinelString, GiftCount: sentinelInt,
 		SenderUserID: sentinelInt, CoinAmount: sentinelInt, GiftName: sentinelString,
-		GiftIcon: sentinelString, RoomID: sentinelInt,
+		GiftIcon: sentinelString, RoomID: sentinelInt, Anonymous: true,
 	}
 }
 
@@ -68,6 +71,14 @@ func intField(zero, filled int64) string {
 		return "absent"
 	}
 	return "i:" + strconv.FormatInt(zero, 10)
+}
+
+// A bool field decoded into false and into true (prefilled) was never set if it kept both.
+func boolField(zero, filled bool) string {
+	if !zero && filled {
+		return "absent"
+	}
+	return "b:" + strconv.FormatBool(zero)
 }
 
 func stringField(zero, filled string) string {
@@ -135,6 +146,7 @@ func decodeObject(input []byte) string {
 		stringField(zero.GiftName, filled.GiftName),
 		stringField(zero.GiftIcon, filled.GiftIcon),
 		intField(zero.RoomID, filled.RoomID),
+		boolField(zero.Anonymous, filled.Anonymous),
 	}, " ")
 }
 
@@ -161,6 +173,7 @@ func decodePayload(input []byte) string {
 		s(metadata.GiftIcon), i(metadata.RoomID),
 		s(strings.TrimSpace(metadata.GiftID)), s(strings.TrimSpace(metadata.GiftName)),
 		s(strings.TrimSpace(metadata.GiftIcon)),
+		"b:" + strconv.FormatBool(metadata.Anonymous),
 	}, " ")
 }
 
