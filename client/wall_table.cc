@@ -30,7 +30,8 @@ std::string FormatWallTable(const v1::GetGiftWallResponse& page) {
                                                   item.top_sender().sent_count())
                                 : "-";
     std::string name = item.gift_name().empty() ? "-" : item.gift_name();
-    if (!item.lit()) absl::StrAppend(&name, " (unlit)");
+    // A server older than the catalogue leaves lit unset: what was received is lit.
+    if (!item.lit() && item.gift_count() == 0) absl::StrAppend(&name, " (unlit)");
     rows.push_back(
         {item.gift_id(), name, absl::StrCat(item.gift_count()), absl::StrCat(item.total_coins()),
          absl::StrCat(item.sender_count()), top,

@@ -120,11 +120,10 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
       recovery_(background_engine_, background_outbox_, ledger_),
       periods_([this](absl::string_view app_code) { return wall_.ReadSettings(app_code); },
                config.period_retention),
-      catalog_reads_(*ReadPoolOf(read_pool_, pool_)),
       catalogs_(
           [this](absl::string_view app_code) -> absl::StatusOr<std::vector<domain::CatalogGift>> {
             ASSIGN_OR_RETURN(storage::CatalogPage page,
-                             catalog_reads_.List(app_code, std::nullopt, domain::kMaxCatalogGifts));
+                             catalog_.List(app_code, std::nullopt, domain::kMaxCatalogGifts));
             return std::move(page.gifts);
           },
           config.catalog_cache_ttl),

@@ -87,8 +87,8 @@ class Server {
   projection::ProjectionEngine background_engine_;
   projection::Recovery recovery_;
   reads::PeriodResolver periods_;
-  // Catalogues for wall reads are read where the walls are.
-  storage::CatalogRepository catalog_reads_;
+  // Catalogues for wall reads, read on the primary (where they are written: a write through this
+  // server is seen at its next wall read, whatever a replica's lag).
   reads::CatalogCache catalogs_;
   reads::WallReader reader_;
   worker::RebuildRunner rebuilds_;

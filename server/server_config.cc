@@ -71,7 +71,7 @@ ABSL_FLAG(int, read_lanes, 2,
           "statement)");
 ABSL_FLAG(absl::Duration, catalog_cache_ttl, absl::Seconds(5),
           "how long a server uses an app's gift catalogue before reading it again: a catalogue "
-          "write is seen by every server within this; 0 reads it for every wall read");
+          "write is seen by every server within this; 0 reads it for every group of wall reads");
 ABSL_FLAG(int, projection_lanes, 4,
           "group commits in flight at once (each holds a database session while it runs)");
 ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),

@@ -1,6 +1,7 @@
 #include "server/domain/gift_catalog.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -74,6 +75,11 @@ absl::StatusOr<std::vector<CatalogGift>> CheckCatalogItems(
     }
     if (in.price_coins < 0) {
       return BadItem(i, "price_coins", absl::StrCat("must be >= 0, got ", in.price_coins));
+    }
+    // The wall's catalogue order puts gifts the catalogue lacks after every catalogued one, at
+    // this value.
+    if (in.sort_order == std::numeric_limits<int64_t>::max()) {
+      return BadItem(i, "sort_order", absl::StrCat("must be below ", in.sort_order));
     }
     const std::optional<GiftStatus> status = ParseGiftStatus(in.status);
     if (!status.has_value()) {

@@ -1,4 +1,4 @@
-// What a reader sees of a wall: its gifts in one of four orders, a page at a time, and the summary
+// What a reader sees of a wall: its gifts in one of five orders, a page at a time, and the summary
 // of the whole wall. A wall is bounded by the cap (DESIGN §2.14, 1,000 gifts by default), so a
 // page is cut from the whole wall, read in one statement: the page and the summary come from one
 // snapshot, and the wall needs no index per order. A wall read for many readers at once is

@@ -1,5 +1,8 @@
 #include "server/domain/gift_catalog.h"
 
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -57,6 +60,9 @@ TEST(GiftCatalog, Rule16_ABadItemIsInvalidNamingTheItemAndField) {
        "items[1].price_coins must be >= 0, got -1"},
       {[](CatalogItemInput& i) { i.status = "sold_out"; },
        "items[1].status \"sold_out\" is not on_sale or retired"},
+      // The wall's catalogue order keeps this value for gifts the catalogue lacks.
+      {[](CatalogItemInput& i) { i.sort_order = std::numeric_limits<int64_t>::max(); },
+       "items[1].sort_order must be below 9223372036854775807"},
   };
   for (const Case& c : cases) {
     std::vector<CatalogItemInput> items = {Item("rose"), Item("lily")};

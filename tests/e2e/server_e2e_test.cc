@@ -1420,7 +1420,7 @@ TEST_F(CatalogueWallE2eTest, Rule16_AReplaceOfTheWholeCatalogueIsAtomicAgainstWa
   replace('a');
   std::atomic<bool> writing{true};
   std::thread writer([&] {
-    for (int i = 0; i < 20; ++i) replace(i % 2 == 0 ? 'b' : 'a');
+    for (int i = 0; i < 21; ++i) replace(i % 2 == 0 ? 'b' : 'a');  // ends on b
     writing = false;
   });
   std::atomic<int> reads{0}, seen_a{0}, seen_b{0};
@@ -1463,7 +1463,18 @@ TEST_F(CatalogueWallE2eTest, Rule16_AReplaceOfTheWholeCatalogueIsAtomicAgainstWa
   writer.join();
   for (std::thread& t : readers) t.join();
   EXPECT_GT(reads.load(), 0);
-  EXPECT_GT(seen_a.load() + seen_b.load(), 0);
+  EXPECT_EQ(seen_a.load() + seen_b.load(), reads.load());
+  // Read for every group of walls: the last replace shows at once.
+  v1::GetGiftWallRequest request;
+  request.set_app_code("swap");
+  request.set_user_id(5);
+  v1::GetGiftWallResponse page;
+  auto stub = v1::GiftWallService::NewStub(server.Channel());
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub->GetGiftWall(&context, request, &page).ok());
+  ASSERT_EQ(page.summary().series_size(), 1);
+  EXPECT_EQ(page.summary().series(0).series(), "b");
+  EXPECT_EQ(page.summary().lit_uncatalogued_gifts(), 1);
 }
 
 // Every admin call goes through one wrapper: a refusal for its arguments is audit-logged like any

@@ -39,6 +39,7 @@ class CatalogCacheTest : public ::testing::Test {
 
   std::atomic<int> loads_{0};
   bool fail_ = false;
+  absl::Notification release2_;
   absl::Time now_ = absl::FromUnixSeconds(1000);
 };
 
@@ -98,9 +99,8 @@ TEST_F(CatalogCacheTest, CallersThatMissTogetherReadOnce) {
       ++answered;
     });
   }
-  // Every caller is either reading or waiting for the read; none has an answer yet.
-  while (loads.load() == 0) std::this_thread::yield();
-  absl::SleepFor(absl::Milliseconds(50));
+  // One caller reads, the seven others wait for its read; none has an answer yet.
+  while (cache.waiting() < 7) std::this_thread::yield();
   EXPECT_EQ(answered.load(), 0);
   release.Notify();
   for (std::thread& t : callers) t.join();
@@ -108,16 +108,103 @@ TEST_F(CatalogCacheTest, CallersThatMissTogetherReadOnce) {
   EXPECT_EQ(answered.load(), 8);
 }
 
-TEST_F(CatalogCacheTest, NamingEverNewAppsDoesNotGrowItPastItsBound) {
+TEST_F(CatalogCacheTest, NamingEverNewAppsDoesNotGrowItPastItsBoundAndKeepsTheRecentOnes) {
   CatalogCache cache = Cache(absl::Hours(1));
-  for (size_t i = 0; i < 3 * kMaxCachedCatalogs; ++i) {
+  for (size_t i = 0; i < kMaxCachedCatalogs; ++i) {
+    now_ += absl::Milliseconds(1);
     ASSERT_TRUE(cache.Get(absl::StrCat("app", i)).ok());
   }
-  EXPECT_LE(cache.size(), kMaxCachedCatalogs);
-  // Still a cache: the latest app is held.
+  EXPECT_EQ(cache.size(), kMaxCachedCatalogs);
+  now_ += absl::Milliseconds(1);
+  ASSERT_TRUE(cache.Get("one more").ok());
+  // The least recently read eighth went; the rest are still held.
+  EXPECT_EQ(cache.size(), kMaxCachedCatalogs - kMaxCachedCatalogs / 8 + 1);
   const int64_t loads = cache.loads();
-  ASSERT_TRUE(cache.Get(absl::StrCat("app", 3 * kMaxCachedCatalogs - 1)).ok());
+  for (size_t i = kMaxCachedCatalogs / 8; i < kMaxCachedCatalogs; ++i) {
+    ASSERT_TRUE(cache.Get(absl::StrCat("app", i)).ok());
+  }
   EXPECT_EQ(cache.loads(), loads);
+  ASSERT_TRUE(cache.Get("app0").ok());
+  EXPECT_EQ(cache.loads(), loads + 1);
+  for (size_t i = 0; i < 3 * kMaxCachedCatalogs; ++i) {
+    ASSERT_TRUE(cache.Get(absl::StrCat("new", i)).ok());
+  }
+  EXPECT_LE(cache.size(), kMaxCachedCatalogs);
+}
+
+// A read in flight when a write through this server is forgotten may predate the write: it
+// answers its own caller but is not kept, and nobody waiting after the write gets it.
+TEST_F(CatalogCacheTest, AReadThatBeganBeforeAForgetIsNotKept) {
+  absl::Notification reading, release;
+  std::atomic<int> loads{0};
+  CatalogCache cache(
+      [&](absl::string_view app) -> absl::StatusOr<std::vector<domain::CatalogGift>> {
+        const int n = ++loads;
+        if (n == 1) {
+          reading.Notify();
+          release.WaitForNotification();
+        }
+        domain::CatalogGift gift;
+        gift.gift_id = std::string(app);
+        gift.name = absl::StrCat("load ", n);
+        return std::vector<domain::CatalogGift>{gift};
+      },
+      absl::Hours(1));
+  std::string first;
+  std::thread before([&] { first = NameOf(cache.Get("demo")); });
+  reading.WaitForNotification();
+  cache.Forget("demo");  // the write committed while the first read ran
+  release.Notify();
+  before.join();
+  EXPECT_EQ(first, "load 1");
+  EXPECT_EQ(NameOf(cache.Get("demo")), "load 2");
+  EXPECT_EQ(NameOf(cache.Get("demo")), "load 2");
+}
+
+// While one caller reads an expired catalogue again, the others use the one it replaces; the
+// first read, which has none to use, is waited for, error included.
+TEST_F(CatalogCacheTest, OthersUseTheOldCatalogueWhileOneReadsItAgainAndShareAFirstReadsError) {
+  absl::Notification reading, release;
+  std::atomic<int> loads{0};
+  std::atomic<bool> fail{true};
+  CatalogCache cache(
+      [&](absl::string_view) -> absl::StatusOr<std::vector<domain::CatalogGift>> {
+        const int n = ++loads;
+        if (n == 1) {
+          reading.Notify();
+          release.WaitForNotification();
+        }
+        if (n == 3) release2_.WaitForNotification();
+        if (fail) return absl::UnavailableError("database down");
+        domain::CatalogGift gift;
+        gift.gift_id = "g";
+        gift.name = absl::StrCat("load ", n);
+        return std::vector<domain::CatalogGift>{gift};
+      },
+      absl::ZeroDuration());
+  absl::StatusOr<std::shared_ptr<const domain::CatalogIndex>> first = absl::UnknownError("");
+  std::thread reader([&] { first = cache.Get("demo"); });
+  reading.WaitForNotification();
+  // The first read is in flight: a second caller waits for it and gets its error.
+  absl::StatusOr<std::shared_ptr<const domain::CatalogIndex>> second = absl::UnknownError("");
+  std::thread waiter([&] { second = cache.Get("demo"); });
+  while (cache.waiting() == 0) std::this_thread::yield();
+  release.Notify();
+  reader.join();
+  waiter.join();
+  EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << "waited, not read again";
+  EXPECT_EQ(loads.load(), 1);
+  fail = false;
+  EXPECT_EQ(NameOf(cache.Get("demo")), "load 2");
+  // Expired at once (a zero bound): the next caller reads it again, and meanwhile another uses
+  // load 2 rather than waiting.
+  std::thread refresher([&] { EXPECT_EQ(NameOf(cache.Get("demo")), "load 3"); });
+  while (loads.load() < 3) std::this_thread::yield();
+  EXPECT_EQ(NameOf(cache.Get("demo")), "load 2");
+  EXPECT_EQ(cache.waiting(), 0);
+  release2_.Notify();
+  refresher.join();
 }
 
 }  // namespace

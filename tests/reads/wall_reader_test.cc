@@ -166,7 +166,7 @@ TEST_F(WallReaderTest, TheCatalogueIsReadOncePerAppNotPerWallAndAgainAfterAWrite
     EXPECT_EQ(wall->summary.lit_gifts, 1);
     EXPECT_EQ(wall->summary.catalogue_gifts, 2);
   }
-  // The same snapshot serves readers with and without the unlit gifts: it lists them.
+  // A reader who asked for the unlit gifts has them listed.
   EXPECT_EQ(walls[1]->unlit.size(), 1u);
 
   rose.name = "Red rose";
