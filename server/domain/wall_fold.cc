@@ -34,7 +34,8 @@ WallRow EventRow(const FoldEvent& e) {
     row.first_sender_user_id = g.sender_user_id;
     row.first_sender_at_ms = e.occurred_at_ms;
     row.first_sender_event_id = e.event_id;
-    const SenderRow sent{g.gift_count, g.coin_amount, e.occurred_at_ms, e.occurred_at_ms};
+    const SenderRow sent{g.gift_count, g.coin_amount, e.occurred_at_ms, e.occurred_at_ms,
+                         g.anonymous};
     row.senders.emplace(g.sender_user_id, sent);
     row.sender_count = 1;
     row.top_sender_user_id = g.sender_user_id;
@@ -73,6 +74,7 @@ absl::Status MergeSenderRow(const SenderRow& delta, SenderRow* stored) {
   }
   merged.first_sent_at_ms = std::min(merged.first_sent_at_ms, delta.first_sent_at_ms);
   merged.last_sent_at_ms = std::max(merged.last_sent_at_ms, delta.last_sent_at_ms);
+  merged.anonymous = merged.anonymous || delta.anonymous;
   *stored = merged;
   return absl::OkStatus();
 }
@@ -220,6 +222,7 @@ void DiffSenders(const WallRow& expected, const WallRow& actual, absl::string_vi
       d.Field("sent_coins", e->second.sent_coins, a->second.sent_coins);
       d.Field("first_sent_at_ms", e->second.first_sent_at_ms, a->second.first_sent_at_ms);
       d.Field("last_sent_at_ms", e->second.last_sent_at_ms, a->second.last_sent_at_ms);
+      d.Field("anonymous", int64_t{e->second.anonymous}, int64_t{a->second.anonymous});
       ++e;
       ++a;
     }

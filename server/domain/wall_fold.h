@@ -32,10 +32,14 @@ struct SenderRow {
   int64_t sent_coins = 0;
   int64_t first_sent_at_ms = 0;
   int64_t last_sent_at_ms = 0;
+  // Any of the sender's events of this gift to this wall was anonymous (神秘人): sticky. A wall
+  // row's top_sender does not store it (its sender row does).
+  bool anonymous = false;
 
   bool operator==(const SenderRow& o) const {
     return sent_count == o.sent_count && sent_coins == o.sent_coins &&
-           first_sent_at_ms == o.first_sent_at_ms && last_sent_at_ms == o.last_sent_at_ms;
+           first_sent_at_ms == o.first_sent_at_ms && last_sent_at_ms == o.last_sent_at_ms &&
+           anonymous == o.anonymous;
   }
 };
 

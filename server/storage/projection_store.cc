@@ -204,12 +204,21 @@ WHERE pe.status = jt.j_was_status AND pe.retry_count = jt.j_was_retry_count
 }
 
 // A sender delta. ReadSenders reads the first three columns (the row's key) of the same rows.
-enum SenderDeltaColumn { kUser, kGift, kSender, kSentCount, kSentCoins, kFirstSent, kLastSent };
+enum SenderDeltaColumn {
+  kUser,
+  kGift,
+  kSender,
+  kSentCount,
+  kSentCoins,
+  kFirstSent,
+  kLastSent,
+  kAnonymous
+};
 constexpr JsonColumn kSenderDeltaColumns[] = {
     {kUser, "j_user", "BIGINT"},       {kGift, "j_gift", kHexGift},
     {kSender, "j_sender", "BIGINT"},   {kSentCount, "j_count", "BIGINT"},
     {kSentCoins, "j_coins", "BIGINT"}, {kFirstSent, "j_first", "BIGINT"},
-    {kLastSent, "j_last", "BIGINT"},
+    {kLastSent, "j_last", "BIGINT"},   {kAnonymous, "j_anonymous", "TINYINT"},
 };
 static_assert(InPositionOrder(kSenderDeltaColumns));
 
@@ -226,7 +235,7 @@ std::string MergeSendersSql(Scope scope) {
                       SelectList(sender_row::kColumns), PeriodColumns(scope),
                       R"sql(, created_at_ms, updated_at_ms)
 SELECT ?, jt.j_user, UNHEX(jt.j_gift), jt.j_sender, jt.j_count, jt.j_coins, jt.j_first,
-       jt.j_last)sql",
+       jt.j_last, jt.j_anonymous)sql",
                       PeriodValues(scope), ", ", GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS,
                       "\nFROM ", JsonTableSql(SenderColumns(scope)), R"sql(
 ON DUPLICATE KEY UPDATE
@@ -234,6 +243,7 @@ ON DUPLICATE KEY UPDATE
   sent_coins = sent_coins + VALUES(sent_coins),
   first_sent_at_ms = LEAST(first_sent_at_ms, VALUES(first_sent_at_ms)),
   last_sent_at_ms = GREATEST(last_sent_at_ms, VALUES(last_sent_at_ms)),
+  anonymous = GREATEST(anonymous, VALUES(anonymous)),
   updated_at_ms = VALUES(updated_at_ms))sql");
 }
 
@@ -446,7 +456,8 @@ JsonRows SenderRows(const WallDeltas& deltas, Scope scope) {
           .Int(kSentCount, sent.sent_count)
           .Int(kSentCoins, sent.sent_coins)
           .Int(kFirstSent, sent.first_sent_at_ms)
-          .Int(kLastSent, sent.last_sent_at_ms);
+          .Int(kLastSent, sent.last_sent_at_ms)
+          .Int(kAnonymous, sent.anonymous ? 1 : 0);
       PeriodOf(key, scope, std::size(kSenderDeltaColumns), json);
     }
   }
@@ -516,9 +527,9 @@ absl::StatusOr<MergedSenders> ProjectionStore::MergeSenders(absl::string_view ap
         const int kind = static_cast<int>(std::size(col::kColumns));
         key.period = absl::StrCat(row.Str(kind), ":", row.Str(kind + 1));
       }
-      merged[std::move(key)][row.Int(col::kSenderId)] =
-          domain::SenderRow{row.Int(col::kSentCount), row.Int(col::kSentCoins),
-                            row.Int(col::kFirstSent), row.Int(col::kLastSent)};
+      merged[std::move(key)][row.Int(col::kSenderId)] = domain::SenderRow{
+          row.Int(col::kSentCount), row.Int(col::kSentCoins), row.Int(col::kFirstSent),
+          row.Int(col::kLastSent), row.Int(col::kAnonymous) != 0};
     };
     if (returning_) {
       RETURN_IF_ERROR(

@@ -242,6 +242,7 @@ std::vector<SqlParam> SenderRowParams(absl::Span<const SqlParam> key, int64_t us
   columns[col::kSentCoins] = s.sent_coins;
   columns[col::kFirstSent] = s.first_sent_at_ms;
   columns[col::kLastSent] = s.last_sent_at_ms;
+  columns[col::kAnonymous] = int64_t{s.anonymous ? 1 : 0};
   columns.insert(columns.begin(), key.begin(), key.end());
   return columns;
 }
@@ -258,9 +259,9 @@ absl::StatusOr<std::map<int64_t, std::map<std::string, domain::UserWall>>> ReadW
   RETURN_IF_ERROR(conn.Query(SenderRowsSql(t, lock), {app_code, lo, hi}, [&](const SqlRow& row) {
     namespace col = sender_row;
     wall_of(row, col::kUserId, std::size(col::kColumns))[row.Str(col::kGiftId)]
-        .senders[row.Int(col::kSenderId)] =
-        domain::SenderRow{row.Int(col::kSentCount), row.Int(col::kSentCoins),
-                          row.Int(col::kFirstSent), row.Int(col::kLastSent)};
+        .senders[row.Int(col::kSenderId)] = domain::SenderRow{
+        row.Int(col::kSentCount), row.Int(col::kSentCoins), row.Int(col::kFirstSent),
+        row.Int(col::kLastSent), row.Int(col::kAnonymous) != 0};
   }));
   RETURN_IF_ERROR(conn.Query(WallRowsSql(t, lock), {app_code, lo, hi}, [&](const SqlRow& row) {
     domain::WallRow& w =

@@ -60,11 +60,20 @@ static_assert(InPositionOrder(kColumns));
 
 // user_gift_wall_sender, every column but app_code and the row's own times.
 namespace sender_row {
-enum Column { kUserId, kGiftId, kSenderId, kSentCount, kSentCoins, kFirstSent, kLastSent };
+enum Column {
+  kUserId,
+  kGiftId,
+  kSenderId,
+  kSentCount,
+  kSentCoins,
+  kFirstSent,
+  kLastSent,
+  kAnonymous
+};
 inline constexpr ResultColumn kColumns[] = {
     {kUserId, "user_id"},           {kGiftId, "gift_id"},       {kSenderId, "sender_user_id"},
     {kSentCount, "sent_count"},     {kSentCoins, "sent_coins"}, {kFirstSent, "first_sent_at_ms"},
-    {kLastSent, "last_sent_at_ms"},
+    {kLastSent, "last_sent_at_ms"}, {kAnonymous, "anonymous"},
 };
 static_assert(InPositionOrder(kColumns));
 }  // namespace sender_row

@@ -86,6 +86,41 @@ TEST(FoldUserWall, AnyOrderGivesTheSameRows) {
   }
 }
 
+// A sender who sent any of a gift to a wall anonymously stays anonymous on it (the safe side),
+// in whatever order and grouping the events fold.
+TEST(FoldUserWall, Rule17_ASenderIsAnonymousOnAGiftOnceAnyOfItsEventsWas) {
+  FoldEvent hidden = Event("b", 20, "rose", 1, 5);
+  hidden.gift.anonymous = true;
+  const std::vector<FoldEvent> events = {Event("a", 10, "rose", 2, 5), hidden,
+                                         Event("c", 30, "rose", 1, 5), Event("d", 5, "rose", 1, 6),
+                                         Event("e", 6, "lily", 1, 5)};
+  absl::StatusOr<UserWall> wall = FoldUserWall(events);
+  ASSERT_TRUE(wall.ok()) << wall.status();
+  EXPECT_TRUE((*wall)["rose"].senders[5].anonymous);
+  EXPECT_FALSE((*wall)["rose"].senders[6].anonymous);
+  EXPECT_FALSE((*wall)["lily"].senders[5].anonymous) << "per gift";
+  // Folded a delta at a time, in another order, the rows are the same.
+  WallRow stored;
+  for (size_t i = events.size(); i-- > 0;) {
+    absl::StatusOr<WallDeltas> delta = FoldDeltas({events[i]});
+    ASSERT_TRUE(delta.ok());
+    for (const auto& [key, row] : *delta) {
+      if (key.gift_id == "rose") {
+        ASSERT_TRUE(MergeWallRow(row, &stored).ok());
+      }
+    }
+  }
+  EXPECT_TRUE(stored.senders[5] == (*wall)["rose"].senders[5]);
+  // A row that lost the flag differs from the fold of its events.
+  UserWall drifted = *wall;
+  drifted["rose"].senders[5].anonymous = false;
+  const std::vector<WallDifference> diff = DiffUserWalls(*wall, drifted, nullptr);
+  ASSERT_EQ(diff.size(), 1u);
+  EXPECT_EQ(diff[0].field, "anonymous");
+  EXPECT_EQ(diff[0].sender_user_id, 5);
+  EXPECT_EQ(diff[0].expected, "1");
+}
+
 TEST(FoldUserWall, OverflowIsAnError) {
   absl::StatusOr<UserWall> wall = FoldUserWall(
       {Event("a", 1, "rose", std::numeric_limits<int64_t>::max()), Event("b", 2, "rose", 1)});

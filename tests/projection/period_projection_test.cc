@@ -229,6 +229,34 @@ TEST_F(PeriodProjectionTest, Rule15_VerifyFindsAndRepairsAPeriodRowChangedByHand
             1);
 }
 
+// The anonymous flag (issue 19) is kept per period as on the all-time row: set where an anonymous
+// send fell, verified and restored by a rebuild.
+TEST_F(PeriodProjectionTest, Rule17_AnAnonymousSendMarksItsPeriodsSenderRow) {
+  Keep("UTC", {"month"});
+  db_.Exec("UPDATE giftwall_app_settings SET changed_at_ms = 0");
+  Deliver("N1", GiftPayloadJson(7, "rose", 1, 9, 10), Utc(2026, 11, 20));
+  Deliver("D1",
+          R"({"target_user_id":7,"gift_id":"rose","gift_count":1,"sender_user_id":9,)"
+          R"("anonymous":true})",
+          Utc(2026, 12, 1, 12));
+  const std::string flag =
+      "SELECT anonymous FROM user_gift_wall_period_sender WHERE sender_user_id = 9 AND "
+      "period_key = ";
+  EXPECT_EQ(db_.QueryInt(flag + "'2026-11'"), 0);
+  EXPECT_EQ(db_.QueryInt(flag + "'2026-12'"), 1);
+  EXPECT_EQ(db_.QueryInt("SELECT anonymous FROM user_gift_wall_sender WHERE sender_user_id = 9"),
+            1);
+  EXPECT_EQ(Verify().drifted, 0);
+  db_.Exec("UPDATE user_gift_wall_period_sender SET anonymous = 0");
+  VerifyReport report = Verify();
+  ASSERT_EQ(report.drifted, 1);
+  EXPECT_EQ(report.samples[0].difference.field, "anonymous");
+  EXPECT_EQ(report.samples[0].difference.period, "month:2026-12");
+  ASSERT_TRUE(audit_->RebuildUser("demo", 7).ok());
+  EXPECT_EQ(db_.QueryInt(flag + "'2026-12'"), 1);
+  EXPECT_EQ(Verify().drifted, 0);
+}
+
 // Retention: rows of periods older than the oldest retained go, in statements of a bounded size,
 // of every kind; the all-time wall and the ledger stay.
 TEST_F(PeriodProjectionTest, Rule15_RetentionPrunesOlderPeriodsOnlyAndNeverTheAllTimeWall) {

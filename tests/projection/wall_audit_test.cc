@@ -163,6 +163,40 @@ TEST_F(WallAuditTest, VerifyReportsEveryKindOfDrift) {
   EXPECT_EQ(report.drifted, 1);
 }
 
+// The anonymous flag of a sender row (DESIGN §2.5, issue 19) is folded exactly once on every
+// path and is part of what verify checks and rebuild restores.
+TEST_F(WallAuditTest, Rule17_AnAnonymousSendIsKeptOnItsSenderRowVerifiedAndRebuilt) {
+  auto deliver = [&](const std::string& id, int64_t sender, bool anonymous, bool again = false) {
+    const std::string payload = absl::StrFormat(
+        R"({"target_user_id":4,"gift_id":"rose","gift_count":1,"sender_user_id":%d%s})", sender,
+        anonymous ? R"(,"anonymous":true)" : "");
+    if (!again) db_.InsertOutbox("demo", id, "WalletGiftDebited", payload, kT0);
+    ASSERT_TRUE(projection_.Project(GiftEvent{"demo", id, payload, kT0}, ProjectedBy::kRelay).ok());
+  };
+  deliver("A1", 50, false);
+  deliver("A2", 50, true);
+  deliver("A2", 50, true, /*again=*/true);  // a redelivery changes nothing
+  deliver("A3", 50, false);
+  deliver("A4", 51, false);
+  const std::string flag =
+      "SELECT anonymous FROM user_gift_wall_sender WHERE user_id = 4 AND sender_user_id = ";
+  EXPECT_EQ(db_.QueryInt(flag + "50"), 1) << "sticky after a later plain send";
+  EXPECT_EQ(db_.QueryInt(flag + "51"), 0);
+  EXPECT_EQ(Verify(4).drifted, 0);
+
+  db_.Exec("UPDATE user_gift_wall_sender SET anonymous = 0 WHERE user_id = 4");
+  VerifyReport report = Verify(4);
+  ASSERT_EQ(report.drifted, 1);
+  ASSERT_EQ(report.samples.size(), 1u);
+  EXPECT_EQ(report.samples[0].difference.field, "anonymous");
+  EXPECT_EQ(report.samples[0].difference.sender_user_id, 50);
+  absl::StatusOr<bool> rebuilt = audit_.RebuildUser("demo", 4);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_EQ(db_.QueryInt(flag + "50"), 1);
+  EXPECT_EQ(db_.QueryInt(flag + "51"), 0);
+  EXPECT_EQ(Verify(4).drifted, 0);
+}
+
 TEST_F(WallAuditTest, RebuildRepairsDriftAndLeavesUnverifiableUsersAlone) {
   DeliverSome();
   db_.Exec("UPDATE user_gift_wall SET total_coins = 0, top_sender_user_id = 5 WHERE user_id = 1");
