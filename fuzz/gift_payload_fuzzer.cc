@@ -62,12 +62,13 @@ std::string ToJson(const GiftPayload& p) {
                       ",\"gift_id\":", JsonString(p.gift_id), ",\"gift_count\":", p.gift_count,
                       ",\"sender_user_id\":", p.sender_user_id, ",\"coin_amount\":", p.coin_amount,
                       ",\"gift_name\":", JsonString(p.gift_name),
-                      ",\"gift_icon\":", JsonString(p.gift_icon), ",\"room_id\":", p.room_id, "}");
+                      ",\"gift_icon\":", JsonString(p.gift_icon), ",\"room_id\":", p.room_id,
+                      ",\"anonymous\":", p.anonymous ? "true" : "false", "}");
 }
 
 auto Fields(const GiftPayload& p) {
   return std::tie(p.target_user_id, p.gift_id, p.gift_count, p.sender_user_id, p.coin_amount,
-                  p.gift_name, p.gift_icon, p.room_id);
+                  p.gift_name, p.gift_icon, p.room_id, p.anonymous);
 }
 
 void FuzzOne(absl::string_view payload) {

@@ -35,6 +35,8 @@ void CheckValues(absl::Span<const GoJsonField> fields, const std::vector<GoJsonV
     if (!values[i].has_value()) continue;
     if (fields[i].kind == GoJsonKind::kInt64) {
       CHECK(std::holds_alternative<int64_t>(*values[i])) << "field " << i;
+    } else if (fields[i].kind == GoJsonKind::kBool) {
+      CHECK(std::holds_alternative<bool>(*values[i])) << "field " << i;
     } else {
       CHECK(std::holds_alternative<std::string>(*values[i])) << "field " << i;
       CHECK(IsValidUtf8(std::get<std::string>(*values[i]))) << "field " << i;
@@ -50,8 +52,8 @@ void FuzzOne(absl::string_view input) {
   std::vector<GoJsonField> fields;
   for (size_t i = 0; i < field_count; ++i) {
     const auto choice = static_cast<unsigned char>(input[i]);
-    fields.push_back({kNames[(choice >> 1) % kNameCount],
-                      (choice & 1) != 0 ? GoJsonKind::kString : GoJsonKind::kInt64});
+    constexpr GoJsonKind kKinds[] = {GoJsonKind::kInt64, GoJsonKind::kString, GoJsonKind::kBool};
+    fields.push_back({kNames[(choice / 3) % kNameCount], kKinds[choice % 3]});
   }
   const absl::string_view json = input.substr(field_count);
 

@@ -49,10 +49,10 @@ struct Request {
   std::string app_code;
   int64_t user_id = 0;
   WallSort sort = WallSort::kCountDesc;
-  bool include_unlit = false;
   std::string gift_id;  // also a history's gift filter
   std::string error_contains;
   std::string period_kind;
+  bool include_unlit = false;
 };
 
 auto Fields(const GiftWallPageToken& t) {
@@ -112,16 +112,16 @@ bool IssuedFor(const SponsorHistoryPageToken& t, const Request& r) {
 
 // The request that `t` was issued for.
 Request RequestOf(const GiftWallPageToken& t) {
-  return {t.app_code, t.user_id, t.sort, "", "", ""};
+  return {t.app_code, t.user_id, t.sort, "", "", "", t.include_unlit};
 }
 Request RequestOf(const SenderPageToken& t) {
-  return {t.app_code, t.user_id, WallSort::kCountDesc, t.gift_id, "", ""};
+  return {t.app_code, t.user_id, WallSort::kCountDesc, t.gift_id, "", "", false};
 }
 Request RequestOf(const DeadEventPageToken& t) {
-  return {t.app_code, 0, WallSort::kCountDesc, "", t.error_contains, ""};
+  return {t.app_code, 0, WallSort::kCountDesc, "", t.error_contains, "", false};
 }
 Request RequestOf(const SponsorHistoryPageToken& t) {
-  return {t.app_code, t.user_id, WallSort::kCountDesc, t.gift_filter, "", t.period_kind};
+  return {t.app_code, t.user_id, WallSort::kCountDesc, t.gift_filter, "", t.period_kind, false};
 }
 
 // Whether the service could issue `t`: its strings come from validated requests and rows.
