@@ -39,7 +39,11 @@ ABSL_FLAG(std::string, period, "",
           "wall, senders, standing: \"\" all-time; day, week, month: the current one in the "
           "app's zone; day:2026-12-03, week:2026-W49, month:2026-12: one");
 ABSL_FLAG(std::string, period_kind, "month", "sponsors: day | week | month");
-ABSL_FLAG(int64_t, sender_user_id, 0, "standing: the sender asked about");
+ABSL_FLAG(int64_t, sender_user_id, 0, "standing, privacy: the sender");
+ABSL_FLAG(int64_t, viewer_user_id, 0,
+          "wall, senders, sponsors, standing: who is looking (0: nobody in particular); senders "
+          "who hid from them show as anonymous");
+ABSL_FLAG(bool, hidden, true, "privacy: hide the sender from strangers (--nohidden: show again)");
 ABSL_FLAG(std::string, service, "readiness", "health: the health service name to check");
 
 namespace giftwall::client {
@@ -56,6 +60,9 @@ constexpr char kUsage[] =
     "      the 冠名 of each past period, newest first\n"
     "  giftwall standing --app_code=A --user_id=U --gift_id=G --sender_user_id=S [--period=month]\n"
     "      how many more S must send to take 冠名, and S's rank\n"
+    "      wall, senders, sponsors and standing take --viewer_user_id=V: who is looking\n"
+    "  giftwall privacy --app_code=A --sender_user_id=S [--nohidden]\n"
+    "      hide S from strangers on every wall of the app (or show S again)\n"
     "  giftwall health [--service=readiness]\n"
     "  giftwall admin status|event|dead|requeue|catch-up|verify|rebuild|settings --app_code=A\n"
     "      operate the projection (server run with --enable_admin); `giftwall admin` for more\n"
@@ -107,6 +114,7 @@ std::unique_ptr<v1::GiftWallService::Stub> WallStub() {
 
 int Wall() {
   v1::GetGiftWallRequest request;
+  request.set_viewer_user_id(absl::GetFlag(FLAGS_viewer_user_id));
   request.set_app_code(absl::GetFlag(FLAGS_app_code));
   request.set_user_id(absl::GetFlag(FLAGS_user_id));
   request.set_page_size(absl::GetFlag(FLAGS_page_size));
@@ -142,6 +150,7 @@ int Wall() {
 
 int Senders() {
   v1::ListGiftWallSendersRequest request;
+  request.set_viewer_user_id(absl::GetFlag(FLAGS_viewer_user_id));
   request.set_app_code(absl::GetFlag(FLAGS_app_code));
   request.set_user_id(absl::GetFlag(FLAGS_user_id));
   request.set_gift_id(absl::GetFlag(FLAGS_gift_id));
@@ -164,6 +173,7 @@ int Senders() {
 
 int Sponsors() {
   v1::ListSponsorHistoryRequest request;
+  request.set_viewer_user_id(absl::GetFlag(FLAGS_viewer_user_id));
   request.set_app_code(absl::GetFlag(FLAGS_app_code));
   request.set_user_id(absl::GetFlag(FLAGS_user_id));
   request.set_period_kind(absl::GetFlag(FLAGS_period_kind));
@@ -185,6 +195,7 @@ int Sponsors() {
 
 int Standing() {
   v1::GetSenderStandingRequest request;
+  request.set_viewer_user_id(absl::GetFlag(FLAGS_viewer_user_id));
   request.set_app_code(absl::GetFlag(FLAGS_app_code));
   request.set_user_id(absl::GetFlag(FLAGS_user_id));
   request.set_gift_id(absl::GetFlag(FLAGS_gift_id));
@@ -196,6 +207,26 @@ int Standing() {
   grpc::Status status = WallStub()->GetSenderStanding(&context, request, &response);
   if (!status.ok()) return RpcFailed(status);
   std::cout << (absl::GetFlag(FLAGS_json) ? ToJson(response) : FormatStanding(response));
+  return 0;
+}
+
+int Privacy() {
+  v1::SetSenderPrivacyRequest request;
+  request.set_app_code(absl::GetFlag(FLAGS_app_code));
+  request.set_sender_user_id(absl::GetFlag(FLAGS_sender_user_id));
+  request.set_hidden(absl::GetFlag(FLAGS_hidden));
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::SetSenderPrivacyResponse response;
+  grpc::Status status = WallStub()->SetSenderPrivacy(&context, request, &response);
+  if (!status.ok()) return RpcFailed(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(response);
+  } else {
+    std::cout << "sender " << request.sender_user_id() << " is "
+              << (request.hidden() ? "hidden from strangers" : "shown") << " on "
+              << request.app_code() << (response.changed() ? "" : " (it already was)") << "\n";
+  }
   return 0;
 }
 
@@ -257,6 +288,7 @@ int main(int argc, char** argv) {
   if (command == "senders") return giftwall::client::Senders();
   if (command == "sponsors") return giftwall::client::Sponsors();
   if (command == "standing") return giftwall::client::Standing();
+  if (command == "privacy") return giftwall::client::Privacy();
   if (command == "health") return giftwall::client::Health();
   return giftwall::client::Fail(
       absl::StrCat("unknown command \"", command, "\"\n", giftwall::client::kUsage));

@@ -20,23 +20,34 @@ std::string FormatPeriod(const v1::GiftWallPeriod& period) {
                       " to ", FormatTimeMs(period.end_ms()), ")\n");
 }
 
+namespace {
+
+// A sender as the viewer may see them: masked ones (神秘人) as "anonymous".
+std::string SenderName(const v1::GiftWallSender& sender) {
+  return sender.anonymous() ? "anonymous" : absl::StrCat(sender.user_id());
+}
+
+}  // namespace
+
 std::string FormatWallTable(const v1::GetGiftWallResponse& page) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"GIFT", "NAME", "COUNT", "COINS", "SENDERS", "TOP SENDER (冠名)", "FIRST SENDER",
                   "FIRST RECEIVED", "LAST RECEIVED"});
   for (const v1::GiftWallItem& item : page.items()) {
     const std::string top = item.has_top_sender()
-                                ? absl::StrFormat("%d (%d)", item.top_sender().user_id(),
+                                ? absl::StrFormat("%s (%d)", SenderName(item.top_sender()),
                                                   item.top_sender().sent_count())
                                 : "-";
     std::string name = item.gift_name().empty() ? "-" : item.gift_name();
     // A server older than the catalogue leaves lit unset: what was received is lit.
     if (!item.lit() && item.gift_count() == 0) absl::StrAppend(&name, " (unlit)");
-    rows.push_back(
-        {item.gift_id(), name, absl::StrCat(item.gift_count()), absl::StrCat(item.total_coins()),
-         absl::StrCat(item.sender_count()), top,
-         item.first_sender_user_id() == 0 ? "-" : absl::StrCat(item.first_sender_user_id()),
-         FormatTimeMs(item.first_received_at_ms()), FormatTimeMs(item.last_received_at_ms())});
+    rows.push_back({item.gift_id(), name, absl::StrCat(item.gift_count()),
+                    absl::StrCat(item.total_coins()), absl::StrCat(item.sender_count()), top,
+                    item.first_sender_anonymous()      ? "anonymous"
+                    : item.first_sender_user_id() == 0 ? "-"
+                                                       : absl::StrCat(item.first_sender_user_id()),
+                    FormatTimeMs(item.first_received_at_ms()),
+                    FormatTimeMs(item.last_received_at_ms())});
   }
   std::string out = page.has_period() ? FormatPeriod(page.period()) : "";
   absl::StrAppend(&out, page.items().empty() ? "(no gifts on this page)\n" : FormatTable(rows));
@@ -69,7 +80,7 @@ std::string FormatSendersTable(const v1::ListGiftWallSendersResponse& page) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"SENDER", "SENT", "COINS", "FIRST SENT", "LAST SENT"});
   for (const v1::GiftWallSender& sender : page.senders()) {
-    rows.push_back({absl::StrCat(sender.user_id()), absl::StrCat(sender.sent_count()),
+    rows.push_back({SenderName(sender), absl::StrCat(sender.sent_count()),
                     absl::StrCat(sender.sent_coins()), FormatTimeMs(sender.first_sent_at_ms()),
                     FormatTimeMs(sender.last_sent_at_ms())});
   }
@@ -87,7 +98,7 @@ std::string FormatSponsorHistoryTable(const v1::ListSponsorHistoryResponse& page
   for (const v1::SponsorHistoryEntry& entry : page.entries()) {
     const v1::GiftWallSender& sponsor = entry.sponsor();
     rows.push_back({absl::StrCat(entry.period().kind(), ":", entry.period().key()), entry.gift_id(),
-                    absl::StrCat(sponsor.user_id()), absl::StrCat(sponsor.sent_count()),
+                    SenderName(sponsor), absl::StrCat(sponsor.sent_count()),
                     absl::StrCat(sponsor.sent_coins()), FormatTimeMs(sponsor.last_sent_at_ms()),
                     absl::StrCat(entry.periods_won())});
   }
@@ -102,10 +113,10 @@ std::string FormatSponsorHistoryTable(const v1::ListSponsorHistoryResponse& page
 std::string FormatStanding(const v1::GetSenderStandingResponse& standing) {
   std::string out = standing.has_period() ? FormatPeriod(standing.period()) : "";
   const v1::GiftWallSender& sender = standing.sender();
-  absl::StrAppendFormat(&out, "sender %d sent %d (%d coins)\n", sender.user_id(),
+  absl::StrAppendFormat(&out, "sender %s sent %d (%d coins)\n", SenderName(sender),
                         sender.sent_count(), sender.sent_coins());
   if (standing.has_sponsor()) {
-    absl::StrAppendFormat(&out, "冠名: %d with %d, reached at %s\n", standing.sponsor().user_id(),
+    absl::StrAppendFormat(&out, "冠名: %s with %d, reached at %s\n", SenderName(standing.sponsor()),
                           standing.sponsor().sent_count(),
                           FormatTimeMs(standing.sponsor().last_sent_at_ms()));
   } else {

@@ -60,8 +60,8 @@ auto Fields(const GiftWallPageToken& t) {
                   t.unlit);
 }
 auto Fields(const SenderPageToken& t) {
-  return std::tie(t.app_code, t.user_id, t.gift_id, t.sent_count, t.last_sent_at_ms,
-                  t.sender_user_id, t.period);
+  return std::tie(t.app_code, t.user_id, t.gift_id, t.cursor.sent_count, t.cursor.last_sent_at_ms,
+                  t.cursor.tied_shown, t.period);
 }
 auto Fields(const DeadEventPageToken& t) {
   return std::tie(t.app_code, t.error_contains, t.event_id);
@@ -129,7 +129,9 @@ bool Issuable(const GiftWallPageToken& t) {
   return t.app_code.size() <= kMaxAppCodeBytes && t.gift_id.size() <= kMaxGiftIdBytes;
 }
 bool Issuable(const SenderPageToken& t) {
-  return t.app_code.size() <= kMaxAppCodeBytes && t.gift_id.size() <= kMaxGiftIdBytes;
+  // A cursor is after a page that ended in its tie: at least one of the tie was shown.
+  return t.app_code.size() <= kMaxAppCodeBytes && t.gift_id.size() <= kMaxGiftIdBytes &&
+         t.cursor.tied_shown >= 1;
 }
 bool Issuable(const SponsorHistoryPageToken& t) {
   return t.app_code.size() <= kMaxAppCodeBytes && t.gift_filter.size() <= kMaxGiftIdBytes &&
@@ -223,16 +225,11 @@ void FuzzOne(FuzzedDataProvider& provider) {
         return;
       }
       case TokenType::kSender: {
-        SenderPageToken token{request.app_code,
-                              request.user_id,
-                              request.gift_id,
-                              0,
-                              0,
-                              0,
+        SenderPageToken token{request.app_code, request.user_id, request.gift_id, SenderCursor{},
                               provider.ConsumeRandomLengthString(32)};
-        token.sent_count = provider.ConsumeIntegral<int64_t>();
-        token.last_sent_at_ms = provider.ConsumeIntegral<int64_t>();
-        token.sender_user_id = provider.ConsumeIntegral<int64_t>();
+        token.cursor.sent_count = provider.ConsumeIntegral<int64_t>();
+        token.cursor.last_sent_at_ms = provider.ConsumeIntegral<int64_t>();
+        token.cursor.tied_shown = provider.ConsumeIntegral<int64_t>();
         CheckRoundTrip(token);
         return;
       }

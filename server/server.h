@@ -28,6 +28,7 @@
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
 #include "server/storage/scan_locks.h"
+#include "server/storage/sender_privacy_repository.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/admin_service.h"
@@ -77,6 +78,7 @@ class Server {
   storage::ConnectionPool background_pool_;
   storage::WallRepository wall_;
   storage::CatalogRepository catalog_;
+  storage::SenderPrivacyRepository privacy_;  // on the primary
   storage::OutboxRepository outbox_;
   projection::GroupProjector projector_;
   projection::ProjectionEngine engine_;

@@ -11,12 +11,14 @@ namespace {
 
 constexpr uint8_t kTokenVersion = 1;
 constexpr uint8_t kGiftWallTokenKind = 1;
-constexpr uint8_t kSenderTokenKind = 2;
+// A senders page's before the viewer: its cursor named a sender. No longer issued nor taken.
+constexpr uint8_t kSenderByIdTokenKind = 2;
 constexpr uint8_t kDeadEventTokenKind = 3;
 constexpr uint8_t kSponsorHistoryTokenKind = 4;
 constexpr uint8_t kCatalogTokenKind = 5;
 // A wall's with include_unlit: kGiftWallTokenKind's fields and where the cursor is.
 constexpr uint8_t kGiftWallWithUnlitTokenKind = 6;
+constexpr uint8_t kSenderTokenKind = 7;
 // A token longer than this was not issued by this service (the longest carries a 1 KiB error
 // filter and an event id).
 constexpr size_t kMaxTokenChars = 4096;
@@ -196,9 +198,9 @@ std::string EncodeSenderPageToken(const SenderPageToken& token) {
   w.Str(token.app_code);
   w.Int(token.user_id);
   w.Str(token.gift_id);
-  w.Int(token.sent_count);
-  w.Int(token.last_sent_at_ms);
-  w.Int(token.sender_user_id);
+  w.Int(token.cursor.sent_count);
+  w.Int(token.cursor.last_sent_at_ms);
+  w.Int(token.cursor.tied_shown);
   if (!token.period.empty()) w.Str(token.period);
   return w.Finish();
 }
@@ -206,10 +208,17 @@ std::string EncodeSenderPageToken(const SenderPageToken& token) {
 absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
                                                       absl::string_view app_code, int64_t user_id,
                                                       absl::string_view gift_id) {
-  std::optional<TokenReader> r = OpenToken(token, {kSenderTokenKind});
+  uint8_t kind = 0;
+  std::optional<TokenReader> r = OpenToken(token, {kSenderTokenKind, kSenderByIdTokenKind}, &kind);
+  if (r && kind == kSenderByIdTokenKind) {
+    return absl::InvalidArgumentError(
+        "page_token is from an older server, whose senders' tokens named a sender: read the "
+        "senders again from the first page");
+  }
   SenderPageToken out;
   if (!r || !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Str(&out.gift_id) ||
-      !r->Int(&out.sent_count) || !r->Int(&out.last_sent_at_ms) || !r->Int(&out.sender_user_id) ||
+      !r->Int(&out.cursor.sent_count) || !r->Int(&out.cursor.last_sent_at_ms) ||
+      !r->Int(&out.cursor.tied_shown) || out.cursor.tied_shown < 1 ||
       !OptionalStr(*r, &out.period) || !r->AtEnd()) {
     return Malformed();
   }

@@ -48,22 +48,32 @@ absl::StatusOr<GiftWallPageToken> DecodeGiftWallPageToken(absl::string_view toke
                                                           int64_t user_id, WallSort sort,
                                                           bool include_unlit);
 
-// Where the next page of one gift's senders starts: after the sender (sent_count,
-// last_sent_at_ms, sender_user_id) in the top-sender order.
+// Where a page of a gift's senders starts, in the top-sender order (sent_count descending, then
+// last_sent_at_ms ascending, then sender_user_id ascending): at the senders of (sent_count,
+// last_sent_at_ms), after the first `tied_shown` of them, which earlier pages showed. A cursor
+// never names a sender: a page token carries it, and a masked sender's id must not be in one
+// (DESIGN §2.18).
+struct SenderCursor {
+  int64_t sent_count = 0;
+  int64_t last_sent_at_ms = 0;
+  int64_t tied_shown = 0;
+};
+
+// Where the next page of one gift's senders starts (a SenderCursor: no sender's id, so that a
+// token never reveals a masked sender).
 struct SenderPageToken {
   std::string app_code;
   int64_t user_id = 0;
   std::string gift_id;
-  int64_t sent_count = 0;
-  int64_t last_sent_at_ms = 0;
-  int64_t sender_user_id = 0;
+  SenderCursor cursor;
   std::string period;  // as GiftWallPageToken's
 };
 
 std::string EncodeSenderPageToken(const SenderPageToken& token);
 
 // Decodes `token` and checks that it was issued for (app_code, user_id, gift_id); its period is
-// the caller's to check.
+// the caller's to check. A token of a server older than the viewer (which carried a sender's id)
+// is INVALID_ARGUMENT, asking for the first page again.
 absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
                                                       absl::string_view app_code, int64_t user_id,
                                                       absl::string_view gift_id);

@@ -28,4 +28,21 @@ SenderStanding StandingOf(int64_t sender_user_id, const std::optional<SenderStat
   return standing;
 }
 
+SenderCursor SenderCursorAfter(const std::optional<SenderCursor>& after,
+                               absl::Span<const SenderStats> page) {
+  const SenderStats& last = page.back();
+  SenderCursor next{last.sent_count, last.last_sent_at_ms, 0};
+  for (const SenderStats& sender : page) {
+    if (sender.sent_count == last.sent_count && sender.last_sent_at_ms == last.last_sent_at_ms) {
+      ++next.tied_shown;
+    }
+  }
+  // The page may be all of one tie that began on an earlier page.
+  if (after.has_value() && after->sent_count == next.sent_count &&
+      after->last_sent_at_ms == next.last_sent_at_ms) {
+    next.tied_shown += after->tied_shown;
+  }
+  return next;
+}
+
 }  // namespace giftwall::domain

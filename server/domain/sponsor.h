@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "absl/types/span.h"
 #include "server/domain/wall_page.h"
 
 namespace giftwall::domain {
@@ -21,6 +22,11 @@ struct SenderStanding {
   int64_t rank = 0;  // 1 is 冠名; 0 if the sender sent none or ranks beyond kExactRankLimit
   bool rank_beyond_limit = false;
 };
+
+// Where the page after `page` starts, `page` having started at `after` (none: the first page).
+// `page` is not empty.
+SenderCursor SenderCursorAfter(const std::optional<SenderCursor>& after,
+                               absl::Span<const SenderStats> page);
 
 // `sent`: what the sender sent, none if nothing. `sponsor`: the gift's 冠名. `senders_ahead`:
 // how many senders rank above the sender (read with a limit of kExactRankLimit), none if the

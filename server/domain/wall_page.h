@@ -42,6 +42,10 @@ struct WallItem {
   int64_t sender_count = 0;
   std::optional<SenderStats> top_sender;  // the 冠名; none while the gift has no sender
   int64_t first_sender_user_id = 0;       // 0 while the gift has no sender
+  // The top and the first sender hid from strangers (DESIGN §2.18): sent the gift to the wall
+  // anonymously, or opted out. Whether a reader sees them masked depends on who looks.
+  bool top_sender_hidden = false;
+  bool first_sender_hidden = false;
   // False for a catalogue gift the wall lacks (all counts 0).
   bool lit = true;
   // The catalogue's entry for the gift, if it has one: points into the snapshot's catalogue.

@@ -28,7 +28,11 @@ enum WallItemColumn {
   kTopFirst,
   kTopLast,
   kFirstSender,
+  kTopHidden,
+  kFirstHidden,
 };
+// Whether the top and the first sender hid (DESIGN §2.18): their all-time sender row of the gift
+// is anonymous (whatever period is read), or they opted out. Primary-key reads beside each row.
 constexpr ResultColumn kWallItemColumns[] = {
     {kUserId, "w.user_id"},
     {kGiftId, "w.gift_id"},
@@ -45,6 +49,8 @@ constexpr ResultColumn kWallItemColumns[] = {
     {kTopFirst, "w.top_sender_first_sent_at_ms"},
     {kTopLast, "w.top_sender_last_sent_at_ms"},
     {kFirstSender, "w.first_sender_user_id"},
+    {kTopHidden, "GREATEST(IFNULL(ts.anonymous, 0), IFNULL(tp.hidden, 0))"},
+    {kFirstHidden, "GREATEST(IFNULL(fs.anonymous, 0), IFNULL(fp.hidden, 0))"},
 };
 static_assert(InPositionOrder(kWallItemColumns));
 
@@ -56,7 +62,15 @@ std::string WallsSql(bool period) {
                       JsonTableSql(kUserColumns), "\nSTRAIGHT_JOIN ",
                       period ? "user_gift_wall_period" : "user_gift_wall",
                       " w ON w.app_code = ? AND w.user_id = jt.j_user",
-                      period ? " AND w.period_kind = ? AND w.period_key = ?" : "");
+                      period ? " AND w.period_kind = ? AND w.period_key = ?" : "", R"sql(
+LEFT JOIN user_gift_wall_sender ts ON ts.app_code = w.app_code AND ts.user_id = w.user_id
+  AND ts.gift_id = w.gift_id AND ts.sender_user_id = w.top_sender_user_id
+LEFT JOIN giftwall_sender_privacy tp ON tp.app_code = w.app_code
+  AND tp.sender_user_id = w.top_sender_user_id
+LEFT JOIN user_gift_wall_sender fs ON fs.app_code = w.app_code AND fs.user_id = w.user_id
+  AND fs.gift_id = w.gift_id AND fs.sender_user_id = w.first_sender_user_id
+LEFT JOIN giftwall_sender_privacy fp ON fp.app_code = w.app_code
+  AND fp.sender_user_id = w.first_sender_user_id)sql");
 }
 
 const std::string& WallsSqlOf(bool period) {
@@ -79,6 +93,8 @@ domain::WallItem ReadWallItem(const SqlRow& row) {
                                           row.Int(kTopFirst), row.Int(kTopLast)};
   }
   item.first_sender_user_id = row.Int(kFirstSender);
+  item.top_sender_hidden = row.Int(kTopHidden) != 0;
+  item.first_sender_hidden = row.Int(kFirstHidden) != 0;
   return item;
 }
 
@@ -99,12 +115,14 @@ std::string SendersSql(bool period, absl::string_view after) {
       "\nWHERE app_code = ? AND user_id = ?",
       period ? " AND period_kind = ? AND period_key = ?" : "", " AND gift_id = ?", after, R"sql(
 ORDER BY sent_count DESC, last_sent_at_ms ASC, sender_user_id ASC
-LIMIT ?)sql");
+LIMIT ?)sql",
+      after.empty() ? "" : " OFFSET ?");
 }
 
+// From the senders of the cursor's (sent_count, last_sent_at_ms) on: the query skips the cursor's
+// tied_shown of them (OFFSET).
 constexpr absl::string_view kAfterSender = R"sql(
-  AND (sent_count < ? OR (sent_count = ? AND (last_sent_at_ms > ?
-       OR (last_sent_at_ms = ? AND sender_user_id > ?)))))sql";
+  AND (sent_count < ? OR (sent_count = ? AND last_sent_at_ms >= ?)))sql";
 
 // [period][after a cursor]
 const std::string& SendersSqlOf(bool period, bool after) {
@@ -221,7 +239,30 @@ const std::string& SendersAheadSqlOf(bool period) {
   return sqls[period ? 1 : 0];
 }
 
+// Which shown senders hid: the ones whose all-time sender row of the gift is anonymous, or who
+// opted out. A primary-key read of each table per sender asked about.
+enum ShownSenderColumn { kShownIndex, kShownGift, kShownSender };
+constexpr JsonColumn kShownSenderColumns[] = {
+    {kShownIndex, "j_i", "BIGINT"},
+    {kShownGift, "j_gift", "VARCHAR(256) CHARACTER SET ascii"},
+    {kShownSender, "j_sender", "BIGINT"},
+};
+static_assert(InPositionOrder(kShownSenderColumns));
+
+const std::string& HiddenSendersSql() {
+  static const auto* const sql =
+      new std::string(absl::StrCat("SELECT jt.j_i\nFROM ", JsonTableSql(kShownSenderColumns), R"sql(
+LEFT JOIN user_gift_wall_sender s
+  ON s.app_code = ? AND s.user_id = ? AND s.gift_id = UNHEX(jt.j_gift)
+     AND s.sender_user_id = jt.j_sender
+LEFT JOIN giftwall_sender_privacy p ON p.app_code = ? AND p.sender_user_id = jt.j_sender
+WHERE s.anonymous = 1 OR p.hidden = 1)sql"));
+  return *sql;
+}
+
 }  // namespace
+
+absl::string_view HiddenSendersQuery() { return HiddenSendersSql(); }
 
 absl::string_view SponsorHistoryQuerySql(bool one_gift, bool after) {
   return SponsorHistorySqlOf(one_gift, after);
@@ -262,12 +303,12 @@ absl::StatusOr<SenderPage> WallRepository::ListSenders(absl::string_view app_cod
   std::vector<SqlParam> params = WallKeyParams(app_code, user_id, period);
   params.emplace_back(gift_id);
   if (after.has_value()) {
-    for (int64_t v : {after->sent_count, after->sent_count, after->last_sent_at_ms,
-                      after->last_sent_at_ms, after->sender_user_id}) {
+    for (int64_t v : {after->sent_count, after->sent_count, after->last_sent_at_ms}) {
       params.emplace_back(v);
     }
   }
   params.emplace_back(RowsToFetch(limit));
+  if (after.has_value()) params.emplace_back(after->tied_shown);
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   SenderPage page;
   absl::Status s = conn->Query(
@@ -343,6 +384,29 @@ absl::StatusOr<StandingRead> WallRepository::ReadStanding(
                   [&](const SqlRow& row) { read.senders_ahead = row.Int(0); });
   if (!s.ok()) return s;
   return read;
+}
+
+absl::StatusOr<std::vector<bool>> WallRepository::HiddenSenders(
+    absl::string_view app_code, int64_t user_id, absl::Span<const domain::ShownSender> senders) {
+  std::vector<bool> hidden(senders.size(), false);
+  if (senders.empty()) return hidden;
+  JsonRows json(kShownSenderColumns);
+  for (size_t i = 0; i < senders.size(); ++i) {
+    json.Row()
+        .Int(kShownIndex, static_cast<int64_t>(i))
+        .Bytes(kShownGift, senders[i].gift_id)
+        .Int(kShownSender, senders[i].sender_user_id);
+  }
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  absl::Status s = conn->Query(HiddenSendersSql(), {json.Finish(), app_code, user_id, app_code},
+                               [&](const SqlRow& row) {
+                                 const int64_t i = row.Int(0);
+                                 if (i >= 0 && static_cast<size_t>(i) < hidden.size()) {
+                                   hidden[i] = true;
+                                 }
+                               });
+  if (!s.ok()) return s;
+  return hidden;
 }
 
 absl::StatusOr<AppSettingsSnapshot> WallRepository::ReadSettings(absl::string_view app_code) {

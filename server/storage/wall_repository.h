@@ -14,18 +14,14 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "server/domain/period.h"
+#include "server/domain/viewer.h"
 #include "server/domain/wall_page.h"
 #include "server/storage/app_settings_store.h"
 #include "server/storage/connection_pool.h"
 
 namespace giftwall::storage {
 
-// Where a senders page starts: strictly after this sender in the top-sender order.
-struct SenderCursor {
-  int64_t sent_count = 0;
-  int64_t last_sent_at_ms = 0;
-  int64_t sender_user_id = 0;
-};
+using domain::SenderCursor;
 
 struct SenderPage {
   std::vector<domain::SenderStats> senders;
@@ -72,6 +68,7 @@ absl::string_view SendersQuery(bool period, bool after_cursor);
 absl::string_view WallQuery(bool period);
 absl::string_view SponsorHistoryQuerySql(bool one_gift, bool after_cursor);
 absl::string_view SendersAheadQuery(bool period);
+absl::string_view HiddenSendersQuery();
 
 class WallRepository {
  public:
@@ -105,6 +102,12 @@ class WallRepository {
   absl::StatusOr<StandingRead> ReadStanding(absl::string_view app_code, int64_t user_id,
                                             const std::optional<domain::Period>& period,
                                             absl::string_view gift_id, int64_t sender_user_id);
+
+  // Which of `senders` of gifts on `user_id`'s wall hid (DESIGN §2.18), one answer each: those
+  // whose all-time row of that gift on that wall is anonymous (whatever period is read: the
+  // safe side), or who opted out (giftwall_sender_privacy). One statement of primary-key reads.
+  absl::StatusOr<std::vector<bool>> HiddenSenders(absl::string_view app_code, int64_t user_id,
+                                                  absl::Span<const domain::ShownSender> senders);
 
   // The app's settings and the database's clock, for resolving the period a reader names.
   absl::StatusOr<AppSettingsSnapshot> ReadSettings(absl::string_view app_code);

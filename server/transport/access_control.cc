@@ -194,4 +194,8 @@ grpc::Status Admission::MayTouch(absl::Span<const std::string> app_codes) const 
   return ToGrpcStatus(AccessPolicy::MayTouch(*caller_, app_codes));
 }
 
+bool Admission::Holds(Role role) const {
+  return caller_ != nullptr && caller_->roles.count(role) > 0;
+}
+
 }  // namespace giftwall::transport

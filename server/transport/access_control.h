@@ -39,6 +39,9 @@ class Admission {
   const std::string& caller() const { return name_; }
   // OK if the caller may touch every one of `app_codes` (normalized); else PERMISSION_DENIED.
   grpc::Status MayTouch(absl::Span<const std::string> app_codes) const;
+  // Whether the policy grants the caller `role` too. Never without a policy: an open server has
+  // no moderator.
+  bool Holds(Role role) const;
 
  private:
   friend class AccessControl;

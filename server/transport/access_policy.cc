@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "giftwall/config/v1/access_policy.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/common/status_macros.h"
@@ -18,10 +19,9 @@
 namespace giftwall::transport {
 namespace {
 
-constexpr std::pair<absl::string_view, Role> kRoles[] = {{"relay", Role::kRelay},
-                                                         {"reader", Role::kReader},
-                                                         {"admin", Role::kAdmin},
-                                                         {"catalog", Role::kCatalog}};
+constexpr std::pair<absl::string_view, Role> kRoles[] = {
+    {"relay", Role::kRelay},     {"reader", Role::kReader},   {"admin", Role::kAdmin},
+    {"catalog", Role::kCatalog}, {"privacy", Role::kPrivacy}, {"moderator", Role::kModerator}};
 
 std::array<uint8_t, 32> Sha256(absl::string_view text) {
   std::array<uint8_t, 32> digest;
@@ -76,9 +76,13 @@ absl::StatusOr<AccessPolicy::Caller> ReadCaller(const config::v1::Caller& in,
     const auto* known = std::find_if(std::begin(kRoles), std::end(kRoles),
                                      [&](const auto& role) { return role.first == in.roles(i); });
     if (known == std::end(kRoles)) {
-      return Invalid(
-          absl::StrCat(where, ".roles[", i, "]"),
-          absl::StrCat("\"", in.roles(i), "\" is not a role (relay, reader, admin, catalog)"));
+      return Invalid(absl::StrCat(where, ".roles[", i, "]"),
+                     absl::StrCat("\"", in.roles(i), "\" is not a role (",
+                                  absl::StrJoin(kRoles, ", ",
+                                                [](std::string* out, const auto& role) {
+                                                  absl::StrAppend(out, role.first);
+                                                }),
+                                  ")"));
     }
     caller.roles.insert(known->second);
   }

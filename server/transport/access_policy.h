@@ -17,8 +17,9 @@
 
 namespace giftwall::transport {
 
-// What a method does, which the policy grants by role.
-enum class Role { kRelay, kReader, kAdmin, kCatalog };
+// What a method does, which the policy grants by role. kModerator is not a method's: it lets a
+// reader see every sender unmasked (DESIGN §2.18).
+enum class Role { kRelay, kReader, kAdmin, kCatalog, kPrivacy, kModerator };
 
 absl::string_view RoleName(Role role);
 

@@ -19,6 +19,7 @@ struct AuditEntry {
   Admission admission;  // who; held until the call is answered
   std::string method;
   std::string app_code;  // as the request gave it until it is known to be valid
+  std::string what;      // what the call asked for, when the method alone does not say
 
   void Log(const grpc::Status& status) const {
     absl::string_view who = admission.caller();
@@ -27,7 +28,8 @@ struct AuditEntry {
                                                                      : "(anyone: no access policy)";
     }
     LOG(INFO) << "audit: caller=" << who << " method=" << method
-              << " app_code=" << absl::CEscape(app_code) << " result="
+              << " app_code=" << absl::CEscape(app_code) << (what.empty() ? "" : " ") << what
+              << " result="
               << absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
   }
 

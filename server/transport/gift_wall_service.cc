@@ -183,6 +183,58 @@ absl::StatusOr<std::string> CheckGiftId(absl::string_view raw, bool required) {
   return gift_id;
 }
 
+// Masks, in `out` (filled from `item` of `owner`'s wall), the top and first sender if they hid
+// and `viewer` may not see them as they are (DESIGN §2.18). The wall read said who hid.
+void MaskForViewer(const domain::WallItem& item, const domain::Viewer& viewer, int64_t owner,
+                   v1::GiftWallItem* out) {
+  if (item.top_sender.has_value() && item.top_sender_hidden &&
+      !domain::SeesAsIs(viewer, owner, item.top_sender->user_id)) {
+    out->mutable_top_sender()->set_user_id(0);
+    out->mutable_top_sender()->set_anonymous(true);
+  }
+  if (item.first_sender_hidden && !domain::SeesAsIs(viewer, owner, item.first_sender_user_id)) {
+    out->set_first_sender_user_id(0);
+    out->set_first_sender_anonymous(true);
+  }
+}
+
+// The senders a reply shows, to be masked for its viewer (DESIGN §2.18): the wall's owner, each
+// sender and a moderator see them as they are; to anyone else, one who hid shows as user 0,
+// anonymous, with their counts.
+class SenderMasks {
+ public:
+  SenderMasks(domain::Viewer viewer, int64_t owner) : viewer_(viewer), owner_(owner) {}
+
+  void Add(absl::string_view gift_id, v1::GiftWallSender* sender) {
+    Add(gift_id, sender->user_id(), [sender] {
+      sender->set_user_id(0);
+      sender->set_anonymous(true);
+    });
+  }
+
+  // Masks the senders the viewer may not see: `hidden` says who hid.
+  absl::Status Apply(const domain::HiddenSendersFn& hidden) {
+    ASSIGN_OR_RETURN(const std::vector<bool> masked,
+                     domain::MaskedFor(viewer_, owner_, shown_, hidden));
+    for (size_t i = 0; i < masked.size(); ++i) {
+      if (masked[i]) mask_[i]();
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  void Add(absl::string_view gift_id, int64_t sender, std::function<void()> mask) {
+    if (sender == 0) return;
+    shown_.push_back(domain::ShownSender{std::string(gift_id), sender});
+    mask_.push_back(std::move(mask));
+  }
+
+  const domain::Viewer viewer_;
+  const int64_t owner_;
+  std::vector<domain::ShownSender> shown_;
+  std::vector<std::function<void()>> mask_;
+};
+
 }  // namespace
 
 grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerContext* context,
@@ -302,24 +354,36 @@ grpc::ServerUnaryReactor* GiftWallService::Project(
 
 grpc::Status GiftWallService::AdmitWallRead(const grpc::ServerContextBase& context,
                                             const std::string& app_code_in, int64_t user_id,
-                                            int32_t page_size_in, std::string* app_code,
-                                            int* page_size, Admission* admission) const {
-  if (grpc::Status s = access_.Admit(context, Role::kReader, admission); !s.ok()) return s;
-  if (absl::Status s = CheckWallRead(app_code_in, user_id, page_size_in, app_code, page_size);
+                                            int64_t viewer_user_id, bool paged,
+                                            int32_t page_size_in, AdmittedRead* read) const {
+  if (grpc::Status s = access_.Admit(context, Role::kReader, &read->admission); !s.ok()) return s;
+  if (absl::Status s = CheckWallRead(app_code_in, user_id, page_size_in, &read->app_code,
+                                     paged ? &read->page_size : nullptr);
       !s.ok()) {
     return InvalidArgument("", s);
   }
-  return admission->MayTouch({*app_code});
+  if (viewer_user_id < 0) {
+    return InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
+                                   "viewer_user_id must be >= 0, got ", viewer_user_id)));
+  }
+  read->viewer = domain::Viewer{viewer_user_id, read->admission.Holds(Role::kModerator)};
+  return read->admission.MayTouch({read->app_code});
+}
+
+domain::HiddenSendersFn GiftWallService::HiddenOn(const std::string& app_code,
+                                                  int64_t owner) const {
+  return [this, app_code, owner](absl::Span<const domain::ShownSender> senders) {
+    return wall_.HiddenSenders(app_code, owner, senders);
+  };
 }
 
 grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerContext* context,
                                                        const v1::GetGiftWallRequest* request,
                                                        v1::GetGiftWallResponse* response) {
-  std::string app_code;
-  int page_size = 0;
-  Admission admission;  // held until the call is answered
-  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
-                                     request->page_size(), &app_code, &page_size, &admission);
+  AdmittedRead admitted;
+  if (grpc::Status s =
+          AdmitWallRead(*context, request->app_code(), request->user_id(),
+                        request->viewer_user_id(), /*paged=*/true, request->page_size(), &admitted);
       !s.ok()) {
     return FinishNow(context, s);
   }
@@ -333,8 +397,9 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
   if (!period.ok()) return FinishNow(context, InvalidArgument("", period.status()));
   std::optional<domain::WallCursor> after;
   if (!request->page_token().empty()) {
-    absl::StatusOr<domain::GiftWallPageToken> token = domain::DecodeGiftWallPageToken(
-        request->page_token(), app_code, request->user_id(), *sort, request->include_unlit());
+    absl::StatusOr<domain::GiftWallPageToken> token =
+        domain::DecodeGiftWallPageToken(request->page_token(), admitted.app_code,
+                                        request->user_id(), *sort, request->include_unlit());
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
     period = domain::ContinuePeriod(*period, token->period);
     if (!period.ok()) return FinishNow(context, InvalidArgument("", period.status()));
@@ -345,22 +410,27 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const int64_t user_id = request->user_id();
   reads::WallRead read;
-  read.app_code = app_code;
+  read.app_code = admitted.app_code;
   read.user_id = user_id;
   read.period = *std::move(period);
   read.sort = *sort;
   read.include_unlit = request->include_unlit();
   read.still_wanted = [context] { return StillWanted(context); };
-  read.done = [reactor, response, app_code, user_id, sort = *sort, after = std::move(after),
-               page_size, include_unlit = read.include_unlit,
-               admission](absl::StatusOr<reads::WallAnswer> answer) {
+  read.done = [reactor, response, admitted, user_id, sort = *sort, after = std::move(after),
+               include_unlit = read.include_unlit](absl::StatusOr<reads::WallAnswer> answer) {
     if (!answer.ok()) {
       reactor->Finish(ToGrpcStatus(answer.status()));
       return;
     }
+    const std::string& app_code = admitted.app_code;
     const domain::WallSnapshot& wall = *answer->wall;
-    const domain::WallPage page = domain::PageWall(wall, sort, after, page_size, include_unlit);
-    for (const domain::WallItem* item : page.items) Fill(*item, response->add_items());
+    const domain::WallPage page =
+        domain::PageWall(wall, sort, after, admitted.page_size, include_unlit);
+    for (const domain::WallItem* item : page.items) {
+      v1::GiftWallItem* out = response->add_items();
+      Fill(*item, out);
+      MaskForViewer(*item, admitted.viewer, user_id, out);
+    }
     if (page.has_more) {
       const domain::WallItem& last = *page.items.back();
       response->set_next_page_token(domain::EncodeGiftWallPageToken(
@@ -378,11 +448,10 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
     grpc::CallbackServerContext* context, const v1::ListGiftWallSendersRequest* request,
     v1::ListGiftWallSendersResponse* response) {
-  std::string app_code;
-  int page_size = 0;
-  Admission admission;  // held until the call is answered
-  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
-                                     request->page_size(), &app_code, &page_size, &admission);
+  AdmittedRead admitted;
+  if (grpc::Status s =
+          AdmitWallRead(*context, request->app_code(), request->user_id(),
+                        request->viewer_user_id(), /*paged=*/true, request->page_size(), &admitted);
       !s.ok()) {
     return FinishNow(context, s);
   }
@@ -393,43 +462,45 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
   std::optional<storage::SenderCursor> after;
   if (!request->page_token().empty()) {
     absl::StatusOr<domain::SenderPageToken> token = domain::DecodeSenderPageToken(
-        request->page_token(), app_code, request->user_id(), *gift_id);
+        request->page_token(), admitted.app_code, request->user_id(), *gift_id);
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
     spec = domain::ContinuePeriod(*spec, token->period);
     if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
-    after = storage::SenderCursor{token->sent_count, token->last_sent_at_ms, token->sender_user_id};
+    after = token->cursor;
   }
-  return Offload(context, workers_,
-                 [this, app_code = std::move(app_code), user_id = request->user_id(),
-                  gift_id = *std::move(gift_id), spec = *std::move(spec), after = std::move(after),
-                  page_size, response, admission] {
-                   absl::StatusOr<std::optional<domain::Period>> period =
-                       periods_.Resolve(app_code, spec);
-                   if (!period.ok()) return ToGrpcStatus(period.status());
-                   absl::StatusOr<storage::SenderPage> page =
-                       wall_.ListSenders(app_code, user_id, *period, gift_id, after, page_size);
-                   if (!page.ok()) return ToGrpcStatus(page.status());
-                   for (const domain::SenderStats& sender : page->senders)
-                     Fill(sender, response->add_senders());
-                   if (page->has_more) {
-                     const domain::SenderStats& last = page->senders.back();
-                     response->set_next_page_token(domain::EncodeSenderPageToken(
-                         {app_code, user_id, gift_id, last.sent_count, last.last_sent_at_ms,
-                          last.user_id, period->has_value() ? (*period)->Name() : ""}));
-                   }
-                   if (period->has_value()) Fill(**period, response->mutable_period());
-                   return grpc::Status::OK;
-                 });
+  return Offload(
+      context, workers_,
+      [this, admitted, user_id = request->user_id(), gift_id = *std::move(gift_id),
+       spec = *std::move(spec), after = std::move(after), response] {
+        const std::string& app_code = admitted.app_code;
+        absl::StatusOr<std::optional<domain::Period>> period = periods_.Resolve(app_code, spec);
+        if (!period.ok()) return ToGrpcStatus(period.status());
+        absl::StatusOr<storage::SenderPage> page =
+            wall_.ListSenders(app_code, user_id, *period, gift_id, after, admitted.page_size);
+        if (!page.ok()) return ToGrpcStatus(page.status());
+        SenderMasks masks(admitted.viewer, user_id);
+        for (const domain::SenderStats& sender : page->senders) {
+          v1::GiftWallSender* out = response->add_senders();
+          Fill(sender, out);
+          masks.Add(gift_id, out);
+        }
+        if (page->has_more) {
+          response->set_next_page_token(domain::EncodeSenderPageToken(
+              {app_code, user_id, gift_id, domain::SenderCursorAfter(after, page->senders),
+               period->has_value() ? (*period)->Name() : ""}));
+        }
+        if (period->has_value()) Fill(**period, response->mutable_period());
+        return ToGrpcStatus(masks.Apply(HiddenOn(app_code, user_id)));
+      });
 }
 
 grpc::ServerUnaryReactor* GiftWallService::ListSponsorHistory(
     grpc::CallbackServerContext* context, const v1::ListSponsorHistoryRequest* request,
     v1::ListSponsorHistoryResponse* response) {
-  std::string app_code;
-  int page_size = 0;
-  Admission admission;  // held until the call is answered
-  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
-                                     request->page_size(), &app_code, &page_size, &admission);
+  AdmittedRead admitted;
+  if (grpc::Status s =
+          AdmitWallRead(*context, request->app_code(), request->user_id(),
+                        request->viewer_user_id(), /*paged=*/true, request->page_size(), &admitted);
       !s.ok()) {
     return FinishNow(context, s);
   }
@@ -444,51 +515,54 @@ grpc::ServerUnaryReactor* GiftWallService::ListSponsorHistory(
   storage::SponsorHistoryQuery query;
   query.kind = *kind;
   if (!gift_id->empty()) query.gift_id = *gift_id;
-  query.limit = page_size;
+  query.limit = admitted.page_size;
   if (!request->page_token().empty()) {
-    absl::StatusOr<domain::SponsorHistoryPageToken> token = domain::DecodeSponsorHistoryPageToken(
-        request->page_token(), app_code, request->user_id(), request->period_kind(), *gift_id);
+    absl::StatusOr<domain::SponsorHistoryPageToken> token =
+        domain::DecodeSponsorHistoryPageToken(request->page_token(), admitted.app_code,
+                                              request->user_id(), request->period_kind(), *gift_id);
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
     query.after = {std::move(token->period_key), std::move(token->gift_id)};
   }
-  return Offload(
-      context, workers_,
-      [this, app_code = std::move(app_code), user_id = request->user_id(),
-       gift_filter = *std::move(gift_id), query = std::move(query), response, admission]() mutable {
-        absl::StatusOr<domain::HistoryWindow> window = periods_.History(app_code, query.kind);
-        if (!window.ok()) return ToGrpcStatus(window.status());
-        query.oldest_key = window->oldest.key;
-        query.current_key = window->current.key;
-        absl::StatusOr<storage::SponsorHistoryPage> page =
-            wall_.ListSponsorHistory(app_code, user_id, query);
-        if (!page.ok()) return ToGrpcStatus(page.status());
-        for (const storage::SponsorRecord& record : page->records) {
-          v1::SponsorHistoryEntry* entry = response->add_entries();
-          const std::optional<domain::Period> period =
-              window->calendar.Named(query.kind, record.period_key);
-          if (period.has_value()) Fill(*period, entry->mutable_period());
-          entry->set_gift_id(record.gift_id);
-          Fill(record.sponsor, entry->mutable_sponsor());
-          entry->set_periods_won(record.periods_won);
-        }
-        if (page->has_more) {
-          const storage::SponsorRecord& last = page->records.back();
-          response->set_next_page_token(domain::EncodeSponsorHistoryPageToken(
-              {app_code, user_id, std::string(domain::PeriodKindName(query.kind)), gift_filter,
-               last.period_key, last.gift_id}));
-        }
-        return grpc::Status::OK;
-      });
+  return Offload(context, workers_,
+                 [this, admitted, user_id = request->user_id(), gift_filter = *std::move(gift_id),
+                  query = std::move(query), response]() mutable {
+                   const std::string& app_code = admitted.app_code;
+                   absl::StatusOr<domain::HistoryWindow> window =
+                       periods_.History(app_code, query.kind);
+                   if (!window.ok()) return ToGrpcStatus(window.status());
+                   query.oldest_key = window->oldest.key;
+                   query.current_key = window->current.key;
+                   absl::StatusOr<storage::SponsorHistoryPage> page =
+                       wall_.ListSponsorHistory(app_code, user_id, query);
+                   if (!page.ok()) return ToGrpcStatus(page.status());
+                   SenderMasks masks(admitted.viewer, user_id);
+                   for (const storage::SponsorRecord& record : page->records) {
+                     v1::SponsorHistoryEntry* entry = response->add_entries();
+                     const std::optional<domain::Period> period =
+                         window->calendar.Named(query.kind, record.period_key);
+                     if (period.has_value()) Fill(*period, entry->mutable_period());
+                     entry->set_gift_id(record.gift_id);
+                     Fill(record.sponsor, entry->mutable_sponsor());
+                     masks.Add(record.gift_id, entry->mutable_sponsor());
+                     entry->set_periods_won(record.periods_won);
+                   }
+                   if (page->has_more) {
+                     const storage::SponsorRecord& last = page->records.back();
+                     response->set_next_page_token(domain::EncodeSponsorHistoryPageToken(
+                         {app_code, user_id, std::string(domain::PeriodKindName(query.kind)),
+                          gift_filter, last.period_key, last.gift_id}));
+                   }
+                   return ToGrpcStatus(masks.Apply(HiddenOn(app_code, user_id)));
+                 });
 }
 
 grpc::ServerUnaryReactor* GiftWallService::GetSenderStanding(
     grpc::CallbackServerContext* context, const v1::GetSenderStandingRequest* request,
     v1::GetSenderStandingResponse* response) {
-  std::string app_code;
-  Admission admission;  // held until the call is answered
-  if (grpc::Status s =
-          AdmitWallRead(*context, request->app_code(), request->user_id(),
-                        /*page_size_in=*/0, &app_code, /*page_size=*/nullptr, &admission);
+  AdmittedRead admitted;
+  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
+                                     request->viewer_user_id(), /*paged=*/false,
+                                     /*page_size_in=*/0, &admitted);
       !s.ok()) {
     return FinishNow(context, s);
   }
@@ -503,9 +577,9 @@ grpc::ServerUnaryReactor* GiftWallService::GetSenderStanding(
   absl::StatusOr<domain::PeriodSpec> spec = domain::ParsePeriodSpec(request->period());
   if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
   return Offload(context, workers_,
-                 [this, app_code = std::move(app_code), user_id = request->user_id(),
-                  gift_id = *std::move(gift_id), sender = request->sender_user_id(),
-                  spec = *std::move(spec), response, admission] {
+                 [this, admitted, user_id = request->user_id(), gift_id = *std::move(gift_id),
+                  sender = request->sender_user_id(), spec = *std::move(spec), response] {
+                   const std::string& app_code = admitted.app_code;
                    absl::StatusOr<std::optional<domain::Period>> period =
                        periods_.Resolve(app_code, spec);
                    if (!period.ok()) return ToGrpcStatus(period.status());
@@ -514,14 +588,18 @@ grpc::ServerUnaryReactor* GiftWallService::GetSenderStanding(
                    if (!read.ok()) return ToGrpcStatus(read.status());
                    const domain::SenderStanding standing =
                        domain::StandingOf(sender, read->sent, read->sponsor, read->senders_ahead);
+                   SenderMasks masks(admitted.viewer, user_id);
                    Fill(standing.sender, response->mutable_sender());
-                   if (standing.sponsor.has_value())
+                   masks.Add(gift_id, response->mutable_sender());
+                   if (standing.sponsor.has_value()) {
                      Fill(*standing.sponsor, response->mutable_sponsor());
+                     masks.Add(gift_id, response->mutable_sponsor());
+                   }
                    response->set_needed_to_sponsor(standing.needed_to_sponsor);
                    response->set_rank(standing.rank);
                    response->set_rank_beyond_limit(standing.rank_beyond_limit);
                    if (period->has_value()) Fill(**period, response->mutable_period());
-                   return grpc::Status::OK;
+                   return ToGrpcStatus(masks.Apply(HiddenOn(app_code, user_id)));
                  });
 }
 
@@ -625,6 +703,41 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftCatalog(
                    }
                    return grpc::Status::OK;
                  });
+}
+
+grpc::ServerUnaryReactor* GiftWallService::SetSenderPrivacy(
+    grpc::CallbackServerContext* context, const v1::SetSenderPrivacyRequest* request,
+    v1::SetSenderPrivacyResponse* response) {
+  AuditEntry audit;  // every answer it gives is audit-logged, refusals of its arguments included
+  audit.method = "SetSenderPrivacy";
+  audit.app_code = request->app_code();
+  audit.what = absl::StrCat("sender_user_id=", request->sender_user_id(),
+                            " hidden=", request->hidden() ? "true" : "false");
+  auto refuse = [&](grpc::Status status) {
+    audit.Log(status);
+    return FinishNow(context, std::move(status));
+  };
+  if (grpc::Status s = access_.Admit(*context, Role::kPrivacy, &audit.admission); !s.ok()) {
+    return refuse(s);
+  }
+  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
+  if (!app_code.ok()) return refuse(InvalidArgument("", app_code.status()));
+  audit.app_code = *app_code;
+  if (grpc::Status s = audit.admission.MayTouch({*app_code}); !s.ok()) return refuse(s);
+  if (request->sender_user_id() <= 0) {
+    return refuse(
+        InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
+                                "sender_user_id must be > 0, got ", request->sender_user_id()))));
+  }
+  return Offload(
+      context, workers_,
+      audit.Wrap([this, app_code = *std::move(app_code), sender = request->sender_user_id(),
+                  hidden = request->hidden(), by = audit.admission.caller(), response] {
+        absl::StatusOr<bool> changed = privacy_.Set(app_code, sender, hidden, by);
+        if (!changed.ok()) return ToGrpcStatus(changed.status());
+        response->set_changed(*changed);
+        return grpc::Status::OK;
+      }));
 }
 
 }  // namespace giftwall::transport

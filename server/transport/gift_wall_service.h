@@ -11,11 +11,13 @@
 
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "server/domain/gift_payload.h"
+#include "server/domain/viewer.h"
 #include "server/projection/outbox_payloads.h"
 #include "server/projection/projection_engine.h"
 #include "server/reads/catalog_cache.h"
 #include "server/reads/wall_reader.h"
 #include "server/storage/catalog_repository.h"
+#include "server/storage/sender_privacy_repository.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/arena_allocator.h"
@@ -44,7 +46,8 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   GiftWallService(projection::ProjectionEngine& projection, reads::WallReader& reader,
                   reads::PeriodResolver& periods, storage::WallRepository& wall,
                   storage::CatalogRepository& catalog, reads::CatalogCache& catalogs,
-                  WorkerPool& workers, const AccessControl& access,
+                  storage::SenderPrivacyRepository& privacy, WorkerPool& workers,
+                  const AccessControl& access,
                   const projection::OutboxPayloads* outbox_payloads = nullptr)
       : projection_(projection),
         reader_(reader),
@@ -52,6 +55,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
         wall_(wall),
         catalog_(catalog),
         catalogs_(catalogs),
+        privacy_(privacy),
         workers_(workers),
         access_(access),
         outbox_payloads_(outbox_payloads) {
@@ -82,6 +86,9 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   grpc::ServerUnaryReactor* ListGiftCatalog(grpc::CallbackServerContext* context,
                                             const v1::ListGiftCatalogRequest* request,
                                             v1::ListGiftCatalogResponse* response) override;
+  grpc::ServerUnaryReactor* SetSenderPrivacy(grpc::CallbackServerContext* context,
+                                             const v1::SetSenderPrivacyRequest* request,
+                                             v1::SetSenderPrivacyResponse* response) override;
 
  private:
   // Projects `unit` and answers with `fill`, or the status that kept it from being projected:
@@ -91,12 +98,23 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
       std::function<std::string(size_t)> field_of_event, std::string caller,
       std::function<void(const std::vector<domain::ProjectionResult>&)> fill);
 
-  // A wall read's caller and arguments: OK with the normalized app code, page size and the
-  // call's admission, or the status to answer (UNAUTHENTICATED, PERMISSION_DENIED,
-  // RESOURCE_EXHAUSTED, INVALID_ARGUMENT). A read without pages passes a null `page_size`.
+  // A wall read let in: its normalized arguments and who is calling.
+  struct AdmittedRead {
+    std::string app_code;
+    int page_size = 0;  // 0 for a read without pages
+    domain::Viewer viewer;
+    Admission admission;  // held until the call is answered
+  };
+
+  // A wall read's caller and arguments: OK with *read filled in, or the status to answer
+  // (UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED, INVALID_ARGUMENT). A read without
+  // pages passes `paged` false.
   grpc::Status AdmitWallRead(const grpc::ServerContextBase& context, const std::string& app_code_in,
-                             int64_t user_id, int32_t page_size_in, std::string* app_code,
-                             int* page_size, Admission* admission) const;
+                             int64_t user_id, int64_t viewer_user_id, bool paged,
+                             int32_t page_size_in, AdmittedRead* read) const;
+
+  // Which of the senders shown to `read`'s viewer on `owner`'s wall hid (DESIGN §2.18).
+  domain::HiddenSendersFn HiddenOn(const std::string& app_code, int64_t owner) const;
 
   projection::ProjectionEngine& projection_;
   reads::WallReader& reader_;
@@ -104,6 +122,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   storage::WallRepository& wall_;
   storage::CatalogRepository& catalog_;  // on the primary: the catalogue is written and read there
   reads::CatalogCache& catalogs_;        // the wall reads'; a write here makes it read again
+  storage::SenderPrivacyRepository& privacy_;  // on the primary
   WorkerPool& workers_;
   const AccessControl& access_;
   const projection::OutboxPayloads* const outbox_payloads_;

@@ -93,12 +93,12 @@ TEST(GiftWallPageToken, CarriesItsPeriodAndAllTimeTokensKeepTheirFormer) {
                                        WallSort::kLastReceivedDesc, false)
                    .ok());
 
-  SenderPageToken sender{"demo", 42, "rose", 9, 1700000000000, 7, "week:2026-W53"};
+  SenderPageToken sender{"demo", 42, "rose", {9, 1700000000000, 2}, "week:2026-W53"};
   absl::StatusOr<SenderPageToken> back =
       DecodeSenderPageToken(EncodeSenderPageToken(sender), "demo", 42, "rose");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->period, "week:2026-W53");
-  EXPECT_EQ(back->sender_user_id, 7);
+  EXPECT_EQ(back->cursor.tied_shown, 2);
 }
 
 TEST(GiftWallPageToken, IsUrlSafeText) {

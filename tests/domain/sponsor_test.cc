@@ -1,6 +1,7 @@
 #include "server/domain/sponsor.h"
 
 #include <limits>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -58,6 +59,29 @@ TEST(SenderStanding, TheCountNeededSaturatesRatherThanWraps) {
   SenderStanding standing =
       StandingOf(9, std::nullopt, SenderStats{7, max, max, 1, 1}, std::nullopt);
   EXPECT_EQ(standing.needed_to_sponsor, max);
+}
+
+// A senders page's cursor is where the next page starts without naming a sender (DESIGN §2.18):
+// the last sender's (count, time) and how many of that tie were shown, across pages too.
+TEST(SenderCursor, Rule18_TheCursorCountsTheTieShownAndNamesNoSender) {
+  const std::vector<SenderStats> first = {Sent(1, 9, 10), Sent(2, 5, 40), Sent(3, 5, 40)};
+  const SenderCursor after_first = SenderCursorAfter(std::nullopt, first);
+  EXPECT_EQ(after_first.sent_count, 5);
+  EXPECT_EQ(after_first.last_sent_at_ms, 40);
+  EXPECT_EQ(after_first.tied_shown, 2);
+  // The next page is all of the same tie: the count goes on.
+  const std::vector<SenderStats> second = {Sent(4, 5, 40), Sent(5, 5, 40)};
+  EXPECT_EQ(SenderCursorAfter(after_first, second).tied_shown, 4);
+  // A page ending on another tie starts counting again.
+  const std::vector<SenderStats> third = {Sent(6, 5, 40), Sent(7, 5, 41)};
+  const SenderCursor after_third = SenderCursorAfter(after_first, third);
+  EXPECT_EQ(after_third.last_sent_at_ms, 41);
+  EXPECT_EQ(after_third.tied_shown, 1);
+  // Who the senders are does not matter: the same counts give the same cursor.
+  const std::vector<SenderStats> others = {Sent(11, 9, 10), Sent(12, 5, 40), Sent(13, 5, 40)};
+  const SenderCursor same = SenderCursorAfter(std::nullopt, others);
+  EXPECT_EQ(EncodeSenderPageToken({"demo", 1, "rose", after_first, ""}),
+            EncodeSenderPageToken({"demo", 1, "rose", same, ""}));
 }
 
 }  // namespace

@@ -943,12 +943,14 @@ class SponsorE2eTest : public ServerE2eTest {
   }
   std::string address() const { return sponsor_server_->address(); }
 
-  // `count` of `gift_id` from `sender` (0: none) to user 1, at `at_ms`.
-  void Gift(const std::string& id, const std::string& gift_id, int count, int sender,
-            int64_t at_ms) {
+  // `count` of `gift_id` from `sender` (0: none) to user 1, at `at_ms`; sent as 神秘人 if
+  // `anonymous`.
+  void Gift(const std::string& id, const std::string& gift_id, int count, int sender, int64_t at_ms,
+            bool anonymous = false) {
     std::string payload =
         absl::StrFormat(R"({"target_user_id":1,"gift_id":"%s","gift_count":%d)", gift_id, count);
     if (sender != 0) absl::StrAppend(&payload, ",\"sender_user_id\":", sender);
+    if (anonymous) absl::StrAppend(&payload, ",\"anonymous\":true");
     ASSERT_TRUE(
         Project(Message(app_, id, payload + "}", at_ms), nullptr, sponsor_server_.get()).ok())
         << id;
@@ -1112,6 +1114,180 @@ TEST_F(SponsorE2eTest, Rule15_StandingAndTheCountNeededFollowTheTieRule) {
       << out;
   EXPECT_THAT(out, HasSubstr("needed to take 冠名: 1"));
   EXPECT_THAT(out, HasSubstr("rank: 2"));
+}
+
+// Who sees whom (DESIGN §2.18). Sender 10 sent rose anonymously last week and lily openly; 20
+// and 30 sent rose openly. Each read masks, for a viewer who is neither the wall's owner (1) nor
+// that sender, a sender who sent that gift anonymously (ever, whatever the period read) or who
+// opted out; the anonymous 冠名 stays 冠名; counts stay; page tokens do not depend on who looks.
+TEST_F(SponsorE2eTest, Rule18_EachReadMasksTheSendersWhoHidFromAStrangerOnly) {
+  Start("viewer");
+  const int64_t start = this_week_.start_ms();
+  const int64_t last_week = start - 86'400'000;
+  Gift("V1", "rose", 3, 10, last_week, /*anonymous=*/true);
+  Gift("V2", "rose", 2, 20, last_week + 1);
+  Gift("V3", "rose", 1, 30, last_week + 2);
+  Gift("V4", "rose", 2, 20, start + 1);
+  Gift("V5", "lily", 1, 10, start + 2);
+  Gift("V6", "rose", 1, 10, start + 3);  // openly, this week: still masked (the safe side)
+
+  // "user" or "anonymous", with the count.
+  const auto shown = [](const v1::GiftWallSender& s) {
+    EXPECT_EQ(s.anonymous(), s.user_id() == 0);
+    return absl::StrCat(s.anonymous() ? "anonymous" : absl::StrCat(s.user_id()), "x",
+                        s.sent_count());
+  };
+  const auto wall = [&](int64_t viewer, const std::string& period) {
+    grpc::ClientContext context;
+    v1::GetGiftWallRequest request;
+    request.set_app_code(app_);
+    request.set_user_id(1);
+    request.set_period(period);
+    request.set_viewer_user_id(viewer);
+    v1::GetGiftWallResponse response;
+    const grpc::Status status = stub_->GetGiftWall(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    std::vector<std::string> items;
+    for (const v1::GiftWallItem& item : response.items()) {
+      EXPECT_EQ(item.first_sender_anonymous(), item.first_sender_user_id() == 0);
+      items.push_back(absl::StrCat(
+          item.gift_id(), " top ", shown(item.top_sender()), " first ",
+          item.first_sender_anonymous() ? "anonymous" : absl::StrCat(item.first_sender_user_id())));
+    }
+    return items;
+  };
+  using ::testing::ElementsAre;
+  // All-time rose: 20 and 10 sent 4 each, 20 reached 4 first: 20 is 冠名; 10 sent first.
+  EXPECT_THAT(wall(0, ""), ElementsAre("rose top 20x4 first anonymous", "lily top 10x1 first 10"));
+  EXPECT_THAT(wall(77, ""), ElementsAre("rose top 20x4 first anonymous", "lily top 10x1 first 10"));
+  for (int64_t sees_all : {1, 10}) {
+    EXPECT_THAT(wall(sees_all, ""), ElementsAre("rose top 20x4 first 10", "lily top 10x1 first 10"))
+        << sees_all;
+  }
+  EXPECT_THAT(wall(0, "week:" + this_week_.key()),
+              ElementsAre("rose top 20x2 first 20", "lily top 10x1 first 10"));
+
+  const auto senders = [&](int64_t viewer, const std::string& period,
+                           std::vector<std::string>* tokens) {
+    std::vector<std::string> all;
+    std::string token;
+    for (int pages = 0; pages < 10; ++pages) {
+      grpc::ClientContext context;
+      v1::ListGiftWallSendersRequest request;
+      request.set_app_code(app_);
+      request.set_user_id(1);
+      request.set_gift_id("rose");
+      request.set_period(period);
+      request.set_viewer_user_id(viewer);
+      request.set_page_size(1);
+      request.set_page_token(token);
+      v1::ListGiftWallSendersResponse response;
+      const grpc::Status status = stub_->ListGiftWallSenders(&context, request, &response);
+      EXPECT_TRUE(status.ok()) << status.error_message();
+      for (const v1::GiftWallSender& s : response.senders()) all.push_back(shown(s));
+      token = response.next_page_token();
+      if (token.empty()) break;
+      if (tokens != nullptr) tokens->push_back(token);
+    }
+    return all;
+  };
+  std::vector<std::string> stranger_tokens, owner_tokens;
+  EXPECT_THAT(senders(30, "", &stranger_tokens), ElementsAre("20x4", "anonymousx4", "30x1"));
+  EXPECT_THAT(senders(1, "", &owner_tokens), ElementsAre("20x4", "10x4", "30x1"));
+  // The tokens name no sender: the stranger's are the owner's, byte for byte.
+  EXPECT_EQ(stranger_tokens, owner_tokens);
+  // This week 10 sent rose openly, yet is masked: 10 sent it anonymously before.
+  EXPECT_THAT(senders(0, "week:" + this_week_.key(), nullptr), ElementsAre("20x2", "anonymousx1"));
+
+  // The 冠名 history: last week's rose 冠名 is 10, anonymous to a stranger, not skipped.
+  const auto history = [&](int64_t viewer) {
+    grpc::ClientContext context;
+    v1::ListSponsorHistoryRequest request;
+    request.set_app_code(app_);
+    request.set_user_id(1);
+    request.set_period_kind("week");
+    request.set_viewer_user_id(viewer);
+    v1::ListSponsorHistoryResponse response;
+    EXPECT_TRUE(stub_->ListSponsorHistory(&context, request, &response).ok());
+    std::vector<std::string> entries;
+    for (const v1::SponsorHistoryEntry& e : response.entries()) {
+      entries.push_back(absl::StrCat(e.gift_id(), " ", shown(e.sponsor())));
+    }
+    return entries;
+  };
+  EXPECT_THAT(history(0), ElementsAre("rose anonymousx3"));
+  EXPECT_THAT(history(10), ElementsAre("rose 10x3"));
+
+  const auto standing = [&](int64_t sender, int64_t viewer) {
+    grpc::ClientContext context;
+    v1::GetSenderStandingRequest request;
+    request.set_app_code(app_);
+    request.set_user_id(1);
+    request.set_gift_id("rose");
+    request.set_sender_user_id(sender);
+    request.set_viewer_user_id(viewer);
+    v1::GetSenderStandingResponse response;
+    EXPECT_TRUE(stub_->GetSenderStanding(&context, request, &response).ok());
+    return absl::StrCat(shown(response.sender()), " behind ", shown(response.sponsor()), " needs ",
+                        response.needed_to_sponsor(), " rank ", response.rank());
+  };
+  EXPECT_EQ(standing(10, 0), "anonymousx4 behind 20x4 needs 1 rank 2");
+  EXPECT_EQ(standing(10, 10), "10x4 behind 20x4 needs 1 rank 2");
+
+  // 20 opts out: retroactive, on every read, for everyone but the owner and 20; and back in.
+  const auto set_hidden = [&](int64_t sender, bool hidden) {
+    grpc::ClientContext context;
+    v1::SetSenderPrivacyRequest request;
+    request.set_app_code(app_);
+    request.set_sender_user_id(sender);
+    request.set_hidden(hidden);
+    v1::SetSenderPrivacyResponse response;
+    const grpc::Status status = stub_->SetSenderPrivacy(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.changed();
+  };
+  EXPECT_TRUE(set_hidden(20, true));
+  EXPECT_FALSE(set_hidden(20, true));
+  EXPECT_THAT(wall(0, ""),
+              ElementsAre("rose top anonymousx4 first anonymous", "lily top 10x1 first 10"));
+  EXPECT_THAT(wall(20, ""), ElementsAre("rose top 20x4 first anonymous", "lily top 10x1 first 10"));
+  EXPECT_THAT(senders(30, "", nullptr), ElementsAre("anonymousx4", "anonymousx4", "30x1"));
+  EXPECT_EQ(standing(30, 0), "30x1 behind anonymousx4 needs 4 rank 3");
+  EXPECT_TRUE(set_hidden(20, false));
+  EXPECT_EQ(standing(30, 0), "30x1 behind 20x4 needs 4 rank 3");
+
+  // Bad input: a negative viewer, a sender who is nobody.
+  grpc::ClientContext context;
+  v1::GetGiftWallRequest bad;
+  bad.set_app_code(app_);
+  bad.set_user_id(1);
+  bad.set_viewer_user_id(-1);
+  v1::GetGiftWallResponse response;
+  const grpc::Status status = stub_->GetGiftWall(&context, bad, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "viewer_user_id must be >= 0, got -1");
+  grpc::ClientContext privacy_context;
+  v1::SetSenderPrivacyRequest nobody;
+  nobody.set_app_code(app_);
+  v1::SetSenderPrivacyResponse privacy_response;
+  const grpc::Status refused = stub_->SetSenderPrivacy(&privacy_context, nobody, &privacy_response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused.error_message(), "sender_user_id must be > 0, got 0");
+
+  // The CLI shows a masked sender as anonymous, and sets privacy.
+  std::string out;
+  EXPECT_EQ(RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", address()),
+                        "--app_code=" + app_, "--user_id=1", "wall", "--viewer_user_id=77"},
+                       &out),
+            0)
+      << out;
+  EXPECT_THAT(out, ::testing::ContainsRegex("rose .* 20 \\(4\\) +anonymous"));
+  EXPECT_EQ(RunCommand({GIFTWALL_CLIENT_BIN, absl::StrCat("--server=", address()),
+                        "--app_code=" + app_, "privacy", "--sender_user_id=30"},
+                       &out),
+            0)
+      << out;
+  EXPECT_EQ(out, "sender 30 is hidden from strangers on viewer\n");
 }
 
 // The gift catalogue (DESIGN §2.16): the gift-config service writes it through PutGiftCatalog,

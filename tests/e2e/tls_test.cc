@@ -221,6 +221,8 @@ class AccessPolicyTest : public TlsTest {
   static constexpr char kReaderToken[] = "feed-token-7c1d";
   static constexpr char kBurstToken[] = "burst-token-19aa";
   static constexpr char kCatalogToken[] = "gift-config-token-5e0b";
+  static constexpr char kPrivacyToken[] = "profile-token-91d4";
+  static constexpr char kModeratorToken[] = "moderation-token-2a7f";
 
   void SetUp() override {
     TlsTest::SetUp();
@@ -252,11 +254,16 @@ class AccessPolicyTest : public TlsTest {
               "max_calls_per_second": 3},
              {"name": "gift-config", "token_sha256": ["%s"], "roles": ["catalog"],
               "app_codes": ["yoyo"]},
+             {"name": "profile", "token_sha256": ["%s"], "roles": ["privacy"],
+              "app_codes": ["yoyo"]},
+             {"name": "moderation", "token_sha256": ["%s"], "roles": ["reader", "moderator"],
+              "app_codes": ["yoyo"]},
              {"name": "mesh", "certificate_names": ["spiffe://wallet/feed"], "roles": ["reader"],
               "app_codes": ["*"]},
              {"name": "by-address", "certificate_names": ["127.0.0.1", "ops@wallet.example"],
               "roles": ["admin"], "app_codes": ["*"]}]})",
-        Sha256Hex(kReaderToken), reader_apps, Sha256Hex(kBurstToken), Sha256Hex(kCatalogToken));
+        Sha256Hex(kReaderToken), reader_apps, Sha256Hex(kBurstToken), Sha256Hex(kCatalogToken),
+        Sha256Hex(kPrivacyToken), Sha256Hex(kModeratorToken));
     ASSERT_EQ(std::rename(tmp.c_str(), policy_file_.c_str()), 0);
   }
 
@@ -357,7 +364,8 @@ TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
   const std::vector<Who> callers = {{"relay", relay_, ""},
                                     {"feed (reader)", Identity{}, kReaderToken},
                                     {"oncall", oncall_, ""},
-                                    {"gift-config", Identity{}, kCatalogToken}};
+                                    {"gift-config", Identity{}, kCatalogToken},
+                                    {"profile", Identity{}, kPrivacyToken}};
   const auto call = [&](const Who& who, const std::string& method) {
     auto channel = ChannelAs(who.identity);
     grpc::ClientContext context;
@@ -391,6 +399,14 @@ TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
       v1::ListGiftCatalogResponse response;
       return v1::GiftWallService::NewStub(channel)->ListGiftCatalog(&context, request, &response);
     }
+    if (method == "SetSenderPrivacy") {
+      v1::SetSenderPrivacyRequest request;
+      request.set_app_code("yoyo");
+      request.set_sender_user_id(who.name.size());
+      request.set_hidden(true);
+      v1::SetSenderPrivacyResponse response;
+      return v1::GiftWallService::NewStub(channel)->SetSenderPrivacy(&context, request, &response);
+    }
     if (method == "RunCatchUp") {
       v1::RunCatchUpRequest request;
       request.set_app_code("yoyo");
@@ -410,7 +426,8 @@ TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
       {"ProjectMessage", "relay"},       {"ProjectMessages", "relay"},
       {"GetGiftWall", "feed (reader)"},  {"ListGiftWallSenders", "feed (reader)"},
       {"GetProjectionStatus", "oncall"}, {"RunCatchUp", "oncall"},
-      {"PutGiftCatalog", "gift-config"}, {"ListGiftCatalog", "feed (reader)"}};
+      {"PutGiftCatalog", "gift-config"}, {"ListGiftCatalog", "feed (reader)"},
+      {"SetSenderPrivacy", "profile"}};
   for (const auto& [method, allowed] : role_of) {
     for (const Who& who : callers) {
       const grpc::Status status = call(who, method);
@@ -427,6 +444,61 @@ TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
   EXPECT_EQ(db_->QueryString("SELECT GROUP_CONCAT(gift_id) FROM giftwall_gift_catalog WHERE "
                              "app_code = 'yoyo'"),
             "lily-gift-config");
+  // Only the profile service set a sender's privacy.
+  EXPECT_EQ(db_->QueryString("SELECT GROUP_CONCAT(CONCAT(sender_user_id, ' by ', updated_by)) "
+                             "FROM giftwall_sender_privacy"),
+            "7 by profile");
+}
+
+// The moderator role sees every sender as they are, whoever the request says is looking; a
+// plain reader sees a sender who hid masked. Setting privacy is audited with what it set.
+TEST_F(AccessPolicyTest, Rule18_AModeratorSeesEverySenderAndSettingPrivacyIsAudited) {
+  auto gift = v1::GiftWallService::NewStub(ChannelAs(relay_));
+  {
+    grpc::ClientContext context;
+    v1::ProjectMessageRequest request;
+    *request.mutable_message() = testing::Message(
+        "yoyo", "ANON1",
+        R"({"target_user_id":5,"gift_id":"rose","gift_count":1,"sender_user_id":9,"anonymous":true})");
+    v1::ProjectMessageResponse response;
+    ASSERT_TRUE(gift->ProjectMessage(&context, request, &response).ok());
+  }
+  const auto top_sender_as = [&](const std::string& token, int64_t viewer) -> int64_t {
+    auto stub = v1::GiftWallService::NewStub(ChannelAs(Identity{}));
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+    v1::GetGiftWallRequest request;
+    request.set_app_code("yoyo");
+    request.set_user_id(5);
+    request.set_viewer_user_id(viewer);
+    v1::GetGiftWallResponse response;
+    const grpc::Status status = stub->GetGiftWall(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    if (!status.ok() || response.items_size() != 1) return -1;
+    const v1::GiftWallSender& top = response.items(0).top_sender();
+    EXPECT_EQ(top.anonymous(), top.user_id() == 0);
+    EXPECT_EQ(top.sent_count(), 1);
+    return top.user_id();
+  };
+  EXPECT_EQ(top_sender_as(kReaderToken, 0), 0);
+  EXPECT_EQ(top_sender_as(kReaderToken, 77), 0);
+  EXPECT_EQ(top_sender_as(kReaderToken, 9), 9);
+  EXPECT_EQ(top_sender_as(kReaderToken, 5), 9);
+  EXPECT_EQ(top_sender_as(kModeratorToken, 0), 9);
+  EXPECT_EQ(top_sender_as(kModeratorToken, 77), 9);
+
+  auto profile = v1::GiftWallService::NewStub(ChannelAs(Identity{}));
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", absl::StrCat("Bearer ", kPrivacyToken));
+  v1::SetSenderPrivacyRequest request;
+  request.set_app_code("yoyo");
+  request.set_sender_user_id(9);
+  request.set_hidden(true);
+  v1::SetSenderPrivacyResponse response;
+  ASSERT_TRUE(profile->SetSenderPrivacy(&context, request, &response).ok());
+  EXPECT_TRUE(response.changed());
+  EXPECT_THAT(server_->log(), HasSubstr("audit: caller=profile method=SetSenderPrivacy "
+                                        "app_code=yoyo sender_user_id=9 hidden=true result=OK"));
 }
 
 // Limits are per caller: "burst" may call 3 times a second, and nobody else is slowed by it.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "server/domain/sponsor.h"
 #include "server/projection/group_projector.h"
 #include "server/storage/wall_repository.h"
 #include "tests/support/test_database.h"
@@ -191,8 +192,7 @@ std::map<int64_t, WallView> ReadWalls(WallRepository& repo) {
         for (const SenderStats& s : page->senders)
           view.senders.push_back(gift + ": " + Describe(s));
         if (!page->has_more) break;
-        const SenderStats& last = page->senders.back();
-        cursor = SenderCursor{last.sent_count, last.last_sent_at_ms, last.user_id};
+        cursor = domain::SenderCursorAfter(cursor, page->senders);
       }
     }
     const WallSummary& s = wall.summary;

@@ -1,5 +1,6 @@
 #include "server/storage/wall_repository.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/domain/sponsor.h"
+#include "server/storage/sender_privacy_repository.h"
 #include "tests/support/test_database.h"
 
 namespace giftwall::storage {
@@ -99,8 +101,7 @@ TEST_F(WallRepositoryTest, SendersPageInTheTopSenderOrder) {
     ASSERT_TRUE(page.ok()) << page.status();
     for (const domain::SenderStats& s : page->senders) order.push_back(s.user_id);
     if (!page->has_more) break;
-    const domain::SenderStats& last = page->senders.back();
-    after = SenderCursor{last.sent_count, last.last_sent_at_ms, last.user_id};
+    after = domain::SenderCursorAfter(after, page->senders);
   }
   EXPECT_THAT(order, ::testing::ElementsAre(400, 100, 200, 300, 500));
 }
@@ -186,6 +187,75 @@ TEST_F(WallRepositoryTest, StandingReadsTheSponsorAndCountsTheSendersAheadUpToTh
   EXPECT_FALSE(other_gift->sent.has_value());
 }
 
+// A sender hid on a wall if their all-time row of that gift there is anonymous, or they opted
+// out (for every gift of every wall of the app, and only that app); opting back in undoes only
+// the opt-out.
+TEST_F(WallRepositoryTest, Rule18_ASenderHidByAnAnonymousSendOfTheGiftOrByOptingOut) {
+  AddSender(7, "rose", 100, 3, 10);
+  AddSender(7, "lily", 100, 1, 10);
+  AddSender(7, "rose", 200, 2, 10);
+  AddSender(8, "rose", 100, 1, 10);  // another wall
+  db_.Exec(
+      "UPDATE user_gift_wall_sender SET anonymous = 1 WHERE user_id = 7 AND gift_id = 'rose' "
+      "AND sender_user_id = 100");
+  SenderPrivacyRepository privacy(pool_);
+  auto set = [&](const std::string& app, int64_t sender, bool hide, const std::string& by) {
+    absl::StatusOr<bool> changed = privacy.Set(app, sender, hide, by);
+    if (!changed.ok()) return changed.status().ToString();
+    return std::string(*changed ? "changed" : "unchanged");
+  };
+  const std::vector<domain::ShownSender> shown = {
+      {"rose", 100}, {"lily", 100}, {"rose", 200}, {"tulip", 300}, {"rose", 300}};
+  auto hidden = [&](int64_t wall) {
+    absl::StatusOr<std::vector<bool>> answer = repo_.HiddenSenders("demo", wall, shown);
+    EXPECT_TRUE(answer.ok()) << answer.status();
+    return answer.ok() ? *answer : std::vector<bool>{};
+  };
+  EXPECT_THAT(hidden(7), ::testing::ElementsAre(true, false, false, false, false));
+  EXPECT_THAT(hidden(8), ::testing::ElementsAre(false, false, false, false, false));
+  // A wall read says the same of each gift's top and first sender.
+  AddGift(7, "rose", 5, 1, 10);
+  AddGift(7, "lily", 1, 1, 10);
+  db_.Exec(
+      "UPDATE user_gift_wall SET top_sender_user_id = 100, first_sender_user_id = 200 "
+      "WHERE gift_id = 'rose'");
+  db_.Exec(
+      "UPDATE user_gift_wall SET top_sender_user_id = 100, first_sender_user_id = 100 "
+      "WHERE gift_id = 'lily'");
+  const auto flags = [&] {
+    std::vector<std::string> out;
+    absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> walls =
+        repo_.ReadWalls("demo", std::nullopt, {7});
+    EXPECT_TRUE(walls.ok()) << walls.status();
+    if (!walls.ok()) return out;
+    for (const domain::WallItem& item : (*walls)[7]) {
+      out.push_back(absl::StrCat(item.gift_id, " top ", item.top_sender_hidden, " first ",
+                                 item.first_sender_hidden));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_THAT(flags(), ::testing::ElementsAre("lily top 0 first 0", "rose top 1 first 0"));
+
+  // An opt-out covers the sender everywhere, even where they sent nothing yet.
+  EXPECT_EQ(set("demo", 300, true, "profile"), "changed");
+  EXPECT_EQ(set("demo", 300, true, "profile"), "unchanged");
+  EXPECT_EQ(set("other", 200, true, "profile"), "changed");
+  EXPECT_THAT(hidden(7), ::testing::ElementsAre(true, false, false, true, true));
+  EXPECT_EQ(set("demo", 200, true, "profile"), "changed");
+  EXPECT_THAT(flags(), ::testing::ElementsAre("lily top 0 first 0", "rose top 1 first 1"));
+  EXPECT_EQ(set("demo", 200, false, "profile"), "changed");
+  EXPECT_EQ(set("demo", 100, false, "profile"), "unchanged");
+  EXPECT_EQ(set("demo", 300, false, "profile"), "changed");
+  EXPECT_THAT(hidden(7), ::testing::ElementsAre(true, false, false, false, false));
+  EXPECT_EQ(
+      db_.QueryString("SELECT GROUP_CONCAT(CONCAT(app_code, ':', sender_user_id, '=', hidden, "
+                      "' by ', updated_by) ORDER BY app_code, sender_user_id) "
+                      "FROM giftwall_sender_privacy"),
+      "demo:100=0 by profile,demo:200=0 by profile,demo:300=0 by profile,"
+      "other:200=1 by profile");
+}
+
 // A wall is read by primary key; a gift's senders from their rank index in order, with no
 // filesort. The wall has no other index: every one would cost each projection a rewrite.
 TEST_F(WallRepositoryTest, EveryReadIsServedByAnIndexAndTheWallHasOnlyItsPrimaryKey) {
@@ -205,20 +275,52 @@ TEST_F(WallRepositoryTest, EveryReadIsServedByAnIndexAndTheWallHasOnlyItsPrimary
     EXPECT_THAT(extra, ::testing::Not(::testing::HasSubstr("filesort"))) << sql;
     return key;
   };
-  EXPECT_EQ(explain(std::string(WallQuery(false)), {"[[1],[2]]", "demo"}), "PRIMARY");
+  // A wall's rows by primary-key range; beside each, who hid by primary-key reads.
+  const auto wall_plan = [&](bool period) {
+    std::string plan;
+    std::vector<SqlParam> params = {"[[1],[2]]", "demo"};
+    if (period) {
+      params.emplace_back("month");
+      params.emplace_back("2026-12");
+    }
+    EXPECT_TRUE(conn->Query(absl::StrCat("EXPLAIN ", WallQuery(period)), params,
+                            [&](const SqlRow& row) {
+                              if (row.Str(2) == "jt") return;
+                              absl::StrAppend(&plan, row.Str(2), ":", row.Str(5), " ");
+                              if (row.Str(2) != "w") absl::StrAppend(&plan, row.Str(3), "; ");
+                            })
+                    .ok());
+    return plan;
+  };
+  EXPECT_EQ(wall_plan(false),
+            "w:PRIMARY ts:PRIMARY eq_ref; tp:PRIMARY eq_ref; fs:PRIMARY eq_ref; "
+            "fp:PRIMARY eq_ref; ");
   EXPECT_EQ(explain(std::string(SendersQuery(false, false)), {"demo", 1, "g1", 11}),
             "idx_user_gift_wall_sender_rank");
-  EXPECT_EQ(explain(std::string(SendersQuery(false, true)), {"demo", 1, "g1", 3, 3, 5, 5, 10, 11}),
+  EXPECT_EQ(explain(std::string(SendersQuery(false, true)), {"demo", 1, "g1", 3, 3, 5, 11, 2}),
             "idx_user_gift_wall_sender_rank");
   // A period's wall and senders: the same plans on the period tables.
-  EXPECT_EQ(explain(std::string(WallQuery(true)), {"[[1],[2]]", "demo", "month", "2026-12"}),
-            "PRIMARY");
+  EXPECT_EQ(wall_plan(true),
+            "w:PRIMARY ts:PRIMARY eq_ref; tp:PRIMARY eq_ref; fs:PRIMARY eq_ref; "
+            "fp:PRIMARY eq_ref; ");
   EXPECT_EQ(
       explain(std::string(SendersQuery(true, false)), {"demo", 1, "month", "2026-12", "g1", 11}),
       "idx_user_gift_wall_period_sender_rank");
   EXPECT_EQ(explain(std::string(SendersQuery(true, true)),
-                    {"demo", 1, "month", "2026-12", "g1", 3, 3, 5, 5, 10, 11}),
+                    {"demo", 1, "month", "2026-12", "g1", 3, 3, 5, 11, 2}),
             "idx_user_gift_wall_period_sender_rank");
+  // Who hid: a primary-key read of the sender row and of the opt-out per sender asked about.
+  std::string hidden_plan;
+  ASSERT_TRUE(conn->Query(absl::StrCat("EXPLAIN ", HiddenSendersQuery()),
+                          {R"([[0,"6731",5],[1,"6731",6]])", "demo", 1, "demo"},
+                          [&](const SqlRow& row) {
+                            if (row.Str(2) != "jt") {
+                              absl::StrAppend(&hidden_plan, row.Str(2), ":", row.Str(3), " ",
+                                              row.Str(5), ";");
+                            }
+                          })
+                  .ok());
+  EXPECT_EQ(hidden_plan, "s:eq_ref PRIMARY;p:eq_ref PRIMARY;");
   // The history reads a range of the primary key: the user's rows of the queried periods (the
   // page is then sorted from those, at most retention x wall cap rows). The rank counts along
   // the rank index.

@@ -31,7 +31,11 @@ const std::string kPolicy = Policy(
     R"({"name": "oncall", "certificate_names": ["oncall.ops"], "roles": ["admin", "reader"],)"
     R"( "app_codes": ["yoyo", "chat"]},)"
     R"({"name": "gift-config", "certificate_names": ["gift-config.ops"], "roles": ["catalog"],)"
-    R"( "app_codes": ["*"]})");
+    R"( "app_codes": ["*"]},)"
+    R"({"name": "profile", "certificate_names": ["profile.svc"], "roles": ["privacy"],)"
+    R"( "app_codes": ["yoyo"]},)"
+    R"({"name": "moderation", "certificate_names": ["moderation.svc"],)"
+    R"( "roles": ["reader", "moderator"], "app_codes": ["yoyo"]})");
 
 TEST(AccessPolicy, ARoleOnAnAppItIsGrantedIsAllowedAndNamesTheCaller) {
   const AccessPolicy policy = Parse(kPolicy);
@@ -70,6 +74,17 @@ TEST(AccessPolicy, AnotherRoleOrAnotherAppIsPermissionDenied) {
   EXPECT_EQ(s.message(), "caller \"gift-config\" has no role reader");
   s = policy.Authorize(Certificate("oncall.ops"), Role::kCatalog, {"yoyo"}, &caller);
   EXPECT_EQ(s.message(), "caller \"oncall\" has no role catalog");
+  // The profile service sets privacy and reads nothing; a moderator is a reader with more sight,
+  // and the role calls no method of its own.
+  EXPECT_TRUE(policy.Authorize(Certificate("profile.svc"), Role::kPrivacy, {"yoyo"}, &caller).ok());
+  s = policy.Authorize(Certificate("profile.svc"), Role::kReader, {"yoyo"}, &caller);
+  EXPECT_EQ(s.message(), "caller \"profile\" has no role reader");
+  s = policy.Authorize(Token("secret"), Role::kPrivacy, {"yoyo"}, &caller);
+  EXPECT_EQ(s.message(), "caller \"feed\" has no role privacy");
+  EXPECT_TRUE(
+      policy.Authorize(Certificate("moderation.svc"), Role::kModerator, {"yoyo"}, &caller).ok());
+  s = policy.Authorize(Token("secret"), Role::kModerator, {"yoyo"}, &caller);
+  EXPECT_EQ(s.message(), "caller \"feed\" has no role moderator");
   // A batch is allowed only if every one of its apps is.
   s = policy.Authorize(Certificate("oncall.ops"), Role::kReader, {"yoyo", "other"}, &caller);
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
@@ -131,7 +146,8 @@ TEST(AccessPolicy, ABadPolicyIsRefusedWithWhereAndWhy) {
             "secret"},
            {Policy(R"({"name": "x", "certificate_names": ["r"], "roles": ["readr"],)"
                    R"( "app_codes": ["*"]})"),
-            "callers[0].roles[0]: \"readr\" is not a role (relay, reader, admin, catalog)"},
+            "callers[0].roles[0]: \"readr\" is not a role (relay, reader, admin, catalog, privacy, "
+            "moderator)"},
            {Policy(R"({"name": "x", )" + relay + "}"), "callers[0]: app_codes: at least one"},
            {Policy(R"({"name": "x", )" + relay + R"(, "app_codes": ["YoYo"]})"),
             "callers[0].app_codes[0]: \"YoYo\" is not an app code as the API takes it (write "
