@@ -79,9 +79,6 @@ ABSL_FLAG(std::string, period, "",
           "wall: the period read (GetGiftWallRequest.period: \"month\"; \"\" all-time)");
 ABSL_FLAG(bool, include_unlit, false,
           "wall: also the catalogue's gifts the walls lack (GetGiftWallRequest.include_unlit)");
-ABSL_FLAG(std::string, viewer, "nobody",
-          "wall: who looks (GetGiftWallRequest.viewer_user_id): nobody (0), owner (the wall's), "
-          "or stranger (a user with no wall, who sees hidden senders masked)");
 ABSL_FLAG(std::string, run_id, "", "prefix of event ids (default: mode, streams and start time)");
 ABSL_FLAG(absl::Duration, deadline, absl::Seconds(30), "deadline of each call");
 ABSL_FLAG(int, server_pid, 0, "if set, report this process's CPU and memory as the server's");
@@ -93,9 +90,6 @@ using giftwall::bench::CodeName;
 using giftwall::v1::GiftWallService;
 using giftwall::v1::ProjectionAdminService;
 using grpc::health::v1::Health;
-
-// The viewer "stranger": a user who owns no wall and sent nothing here.
-constexpr int64_t kStrangerUserId = 999'999'999'999;
 
 // What one stream saw. Each stream owns one, so the hot path takes no lock.
 struct Tally {
@@ -496,24 +490,14 @@ WallRpc GetGiftWallRpc(std::function<void(int, int64_t, giftwall::v1::GetGiftWal
 }
 
 int RunWall() {
-  const std::string viewer = absl::GetFlag(FLAGS_viewer);
-  if (viewer != "nobody" && viewer != "owner" && viewer != "stranger") {
-    std::fprintf(stderr, "--viewer: \"%s\" is not one of nobody, owner, stranger\n",
-                 viewer.c_str());
-    return 2;
-  }
   WallRpc rpc =
-      GetGiftWallRpc([viewer](int stream, int64_t n, giftwall::v1::GetGiftWallRequest* request) {
+      GetGiftWallRpc([](int stream, int64_t n, giftwall::v1::GetGiftWallRequest* request) {
         std::mt19937_64 rng(static_cast<uint64_t>(stream) * 1'000'003u + static_cast<uint64_t>(n));
-        const int64_t users = absl::GetFlag(FLAGS_users);
-        const int64_t user = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(users));
         request->set_app_code(absl::GetFlag(FLAGS_app_code));
-        request->set_user_id(user);
+        request->set_user_id(
+            1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(absl::GetFlag(FLAGS_users))));
         request->set_period(absl::GetFlag(FLAGS_period));
         request->set_include_unlit(absl::GetFlag(FLAGS_include_unlit));
-        request->set_viewer_user_id(viewer == "owner"      ? user
-                                    : viewer == "stranger" ? kStrangerUserId
-                                                           : 0);
       });
   // "empty" says the walls were not filled first, which would make the figure meaningless.
   rpc.count = [](const giftwall::v1::GetGiftWallResponse& response, Tally& tally) {

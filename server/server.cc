@@ -128,14 +128,22 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
             return std::move(page.gifts);
           },
           config.catalog_cache_ttl),
-      reader_(wall_, periods_, catalogs_, config.reads),
+      // From the primary, as the catalogue: an opt-out through this server masks at once.
+      opt_outs_(
+          [this](absl::string_view app_code)
+              -> absl::StatusOr<std::shared_ptr<const domain::OptOuts>> {
+            ASSIGN_OR_RETURN(std::vector<int64_t> hidden, privacy_.ListHidden(app_code));
+            return std::make_shared<const domain::OptOuts>(hidden.begin(), hidden.end());
+          },
+          config.opt_out_cache_ttl),
+      reader_(wall_, periods_, catalogs_, opt_outs_, config.reads),
       rebuilds_(audit_, config.max_concurrent_rebuilds),
       workers_(config.worker_threads, config.queue_capacity),
       access_(std::move(access)),
       serving_ledger_(pool_),
       outbox_payloads_(engine_, outbox_, serving_ledger_),
-      gift_wall_(engine_, reader_, periods_, wall_, catalog_, catalogs_, privacy_, workers_,
-                 *access_, config.payload_from_outbox ? &outbox_payloads_ : nullptr),
+      gift_wall_(engine_, reader_, periods_, wall_, catalog_, catalogs_, privacy_, opt_outs_,
+                 workers_, *access_, config.payload_from_outbox ? &outbox_payloads_ : nullptr),
       settings_(background_pool_),
       settings_editor_(settings_),
       admin_workers_(kAdminThreads, kAdminQueueCapacity),

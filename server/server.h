@@ -20,6 +20,7 @@
 #include "server/projection/recovery.h"
 #include "server/projection/wall_audit.h"
 #include "server/reads/catalog_cache.h"
+#include "server/reads/opt_out_cache.h"
 #include "server/reads/wall_reader.h"
 #include "server/server_config.h"
 #include "server/storage/app_settings_store.h"
@@ -92,6 +93,7 @@ class Server {
   // Catalogues for wall reads, read on the primary (where they are written: a write through this
   // server is seen at its next wall read, whatever a replica's lag).
   reads::CatalogCache catalogs_;
+  reads::OptOutCache opt_outs_;
   reads::WallReader reader_;
   worker::RebuildRunner rebuilds_;
   transport::WorkerPool workers_;

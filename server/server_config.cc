@@ -72,6 +72,10 @@ ABSL_FLAG(int, read_lanes, 2,
 ABSL_FLAG(absl::Duration, catalog_cache_ttl, absl::Seconds(5),
           "how long a server uses an app's gift catalogue before reading it again: a catalogue "
           "write is seen by every server within this; 0 reads it for every group of wall reads");
+ABSL_FLAG(absl::Duration, opt_out_cache_ttl, absl::Seconds(5),
+          "how long a server uses an app's senders who opted out (SetSenderPrivacy) before reading "
+          "them again: an opt-out through another server masks its sender here within this; 0 "
+          "reads them for every group of wall reads");
 ABSL_FLAG(int, projection_lanes, 4,
           "group commits in flight at once (each holds a database session while it runs)");
 ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
@@ -298,6 +302,7 @@ absl::Status ReadProcessing(ServerConfig& config) {
   config.reads.lanes = absl::GetFlag(FLAGS_read_lanes);
   config.reads.queue_capacity = config.queue_capacity;
   config.catalog_cache_ttl = absl::GetFlag(FLAGS_catalog_cache_ttl);
+  config.opt_out_cache_ttl = absl::GetFlag(FLAGS_opt_out_cache_ttl);
   config.drain_delay = absl::GetFlag(FLAGS_drain_delay);
   config.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   for (absl::Status s : {Positive("max_retries", config.retry.max_retries),
@@ -312,6 +317,9 @@ absl::Status ReadProcessing(ServerConfig& config) {
   if (config.drain_delay < absl::ZeroDuration()) return Invalid("drain_delay", "must be >= 0");
   if (config.catalog_cache_ttl < absl::ZeroDuration()) {
     return Invalid("catalog_cache_ttl", "must be >= 0");
+  }
+  if (config.opt_out_cache_ttl < absl::ZeroDuration()) {
+    return Invalid("opt_out_cache_ttl", "must be >= 0");
   }
   if (config.shutdown_grace < absl::ZeroDuration()) {
     return Invalid("shutdown_grace", "must be >= 0");
@@ -513,6 +521,7 @@ std::vector<std::pair<absl::string_view, std::string>> Settings(const ServerConf
       {"projection_lanes", absl::StrCat(c.engine.lanes)},
       {"read_lanes", absl::StrCat(c.reads.lanes)},
       {"catalog_cache_ttl", Duration(c.catalog_cache_ttl)},
+      {"opt_out_cache_ttl", Duration(c.opt_out_cache_ttl)},
       {"drain_delay", Duration(c.drain_delay)},
       {"shutdown_grace", Duration(c.shutdown_grace)},
       {"catchup_interval", Duration(scan.interval)},

@@ -64,6 +64,7 @@ struct ServerConfig {
   reads::WallReaderOptions reads;
   // How long an app's gift catalogue is used before it is read again.
   absl::Duration catalog_cache_ttl = absl::Seconds(5);
+  absl::Duration opt_out_cache_ttl = absl::Seconds(5);
   int worker_threads = 0;
   int queue_capacity = 0;
   // On SIGTERM: readiness goes NOT_SERVING, then the server keeps serving this long so that

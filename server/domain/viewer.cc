@@ -10,6 +10,16 @@ bool SeesAsIs(const Viewer& viewer, int64_t owner_user_id, int64_t sender_user_i
          (viewer.user_id == owner_user_id || viewer.user_id == sender_user_id);
 }
 
+void MarkOptedOut(const OptOuts& opted_out, std::vector<WallItem>& items) {
+  if (opted_out.empty()) return;
+  for (WallItem& item : items) {
+    if (item.top_sender.has_value() && opted_out.contains(item.top_sender->user_id)) {
+      item.top_sender_hidden = true;
+    }
+    if (opted_out.contains(item.first_sender_user_id)) item.first_sender_hidden = true;
+  }
+}
+
 absl::StatusOr<std::vector<bool>> MaskedFor(const Viewer& viewer, int64_t owner_user_id,
                                             absl::Span<const ShownSender> senders,
                                             const HiddenSendersFn& hidden) {

@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "server/domain/wall_page.h"
 
 namespace giftwall::domain {
 
@@ -29,6 +31,12 @@ struct ShownSender {
   std::string gift_id;
   int64_t sender_user_id = 0;
 };
+
+// An app's senders who opted out.
+using OptOuts = absl::flat_hash_set<int64_t>;
+
+// Marks, in `items` (a wall as read), the top and first senders who opted out as hidden.
+void MarkOptedOut(const OptOuts& opted_out, std::vector<WallItem>& items);
 
 // Which of `senders` (of one wall) hid from strangers: sent the gift anonymously to the wall, or
 // opted out. One answer per sender, in order.

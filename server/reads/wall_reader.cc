@@ -19,7 +19,7 @@ concurrency::GroupQueueOptions QueueOptions(const WallReaderOptions& options) {
 }  // namespace
 
 WallReader::WallReader(storage::WallRepository& walls, PeriodResolver& periods,
-                       CatalogCache& catalogs, WallReaderOptions options)
+                       CatalogCache& catalogs, OptOutCache& opt_outs, WallReaderOptions options)
     : WallReader(
           [&walls](absl::string_view app_code, const std::optional<domain::Period>& period,
                    absl::Span<const int64_t> user_ids) {
@@ -28,13 +28,15 @@ WallReader::WallReader(storage::WallRepository& walls, PeriodResolver& periods,
           [&periods](const std::string& app_code, const domain::PeriodSpec& spec) {
             return periods.Resolve(app_code, spec);
           },
-          [&catalogs](const std::string& app_code) { return catalogs.Get(app_code); }, options) {}
+          [&catalogs](const std::string& app_code) { return catalogs.Get(app_code); }, options,
+          [&opt_outs](const std::string& app_code) { return opt_outs.Get(app_code); }) {}
 
 WallReader::WallReader(ReadWallsFn read_walls, ResolvePeriodFn resolve_period, CatalogFn catalog,
-                       WallReaderOptions options)
+                       WallReaderOptions options, OptOutsFn opt_outs)
     : read_walls_(std::move(read_walls)),
       resolve_period_(std::move(resolve_period)),
       catalog_(std::move(catalog)),
+      opt_outs_(std::move(opt_outs)),
       queue_(
           QueueOptions(options), [](const WallRead&) { return size_t{1}; },
           [this](std::vector<WallRead> group) { RunGroup(std::move(group)); },
@@ -110,16 +112,24 @@ void WallReader::ReadAndAnswer(ReadsByWall& walls) {
     absl::StatusOr<std::shared_ptr<const domain::CatalogIndex>> catalog =
         std::shared_ptr<const domain::CatalogIndex>();
     if (period.ok() && catalog_) catalog = catalog_(app);
+    absl::StatusOr<std::shared_ptr<const domain::OptOuts>> opt_outs =
+        std::shared_ptr<const domain::OptOuts>();
+    if (period.ok() && catalog.ok() && opt_outs_) opt_outs = opt_outs_(app);
     absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> read =
         absl::UnknownError("unread");
     if (!period.ok()) {
       read = period.status();
     } else if (!catalog.ok()) {
       read = catalog.status();
+    } else if (!opt_outs.ok()) {
+      read = opt_outs.status();
     } else {
       std::vector<int64_t> user_ids;
       for (const auto& [user, reads] : wanted.users) user_ids.push_back(user);
       read = read_walls_(app, *period, user_ids);
+      if (read.ok() && *opt_outs != nullptr) {
+        for (auto& [user, items] : *read) domain::MarkOptedOut(**opt_outs, items);
+      }
       absl::MutexLock lock(&mu_);
       ++stats_.groups;
       for (const auto& [user, reads] : wanted.users) {

@@ -26,6 +26,7 @@
 #include "server/domain/app_settings.h"
 #include "server/domain/wall_page.h"
 #include "server/reads/catalog_cache.h"
+#include "server/reads/opt_out_cache.h"
 #include "server/reads/period_resolver.h"
 #include "server/storage/wall_repository.h"
 
@@ -77,13 +78,16 @@ using ResolvePeriodFn = std::function<absl::StatusOr<std::optional<domain::Perio
 // The app's catalogue (CatalogCache::Get, or a test's); empty or null without one.
 using CatalogFn = std::function<absl::StatusOr<std::shared_ptr<const domain::CatalogIndex>>(
     const std::string& app_code)>;
+// The app's senders who opted out (OptOutCache::Get, or a test's); null: none.
+using OptOutsFn = std::function<absl::StatusOr<std::shared_ptr<const domain::OptOuts>>(
+    const std::string& app_code)>;
 
 class WallReader {
  public:
   WallReader(storage::WallRepository& walls, PeriodResolver& periods, CatalogCache& catalogs,
-             WallReaderOptions options);
+             OptOutCache& opt_outs, WallReaderOptions options);
   WallReader(ReadWallsFn read_walls, ResolvePeriodFn resolve_period, CatalogFn catalog,
-             WallReaderOptions options);
+             WallReaderOptions options, OptOutsFn opt_outs = nullptr);
   WallReader(const WallReader&) = delete;
   WallReader& operator=(const WallReader&) = delete;
 
@@ -118,6 +122,7 @@ class WallReader {
   const ReadWallsFn read_walls_;
   const ResolvePeriodFn resolve_period_;
   const CatalogFn catalog_;
+  const OptOutsFn opt_outs_;
   mutable absl::Mutex mu_;
   WallReaderStats stats_ ABSL_GUARDED_BY(mu_);
   // The walls a lane is reading, with the reads that arrived for them meanwhile.

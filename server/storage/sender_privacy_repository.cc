@@ -23,7 +23,19 @@ ON DUPLICATE KEY UPDATE
   return *sql;
 }
 
+constexpr absl::string_view kListHiddenSql =
+    "SELECT sender_user_id FROM giftwall_sender_privacy WHERE app_code = ? AND hidden = 1";
+
 }  // namespace
+
+absl::StatusOr<std::vector<int64_t>> SenderPrivacyRepository::ListHidden(
+    absl::string_view app_code) {
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  std::vector<int64_t> hidden;
+  RETURN_IF_ERROR(conn->Query(kListHiddenSql, {app_code},
+                              [&](const SqlRow& row) { hidden.push_back(row.Int(0)); }));
+  return hidden;
+}
 
 absl::StatusOr<bool> SenderPrivacyRepository::Set(absl::string_view app_code,
                                                   int64_t sender_user_id, bool hidden,

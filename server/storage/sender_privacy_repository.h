@@ -4,6 +4,7 @@
 #define GIFTWALL_SERVER_STORAGE_SENDER_PRIVACY_REPOSITORY_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -19,6 +20,9 @@ class SenderPrivacyRepository {
   // it; true if that changed it (a sender without a row did not hide).
   absl::StatusOr<bool> Set(absl::string_view app_code, int64_t sender_user_id, bool hidden,
                            absl::string_view by);
+
+  // Every sender of the app who hides now: a primary-key range, one row per opt-out.
+  absl::StatusOr<std::vector<int64_t>> ListHidden(absl::string_view app_code);
 
  private:
   ConnectionPool& pool_;

@@ -1,5 +1,8 @@
 #include "server/storage/wall_repository.h"
 
+#include <tuple>
+
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/status_macros.h"
 #include "server/domain/sponsor.h"
@@ -11,7 +14,7 @@
 namespace giftwall::storage {
 namespace {
 
-// A gift of a wall, as readers see it.
+// A gift of a wall, as readers see it; or (kRowKind 1) one of its anonymous senders.
 enum WallItemColumn {
   kUserId,
   kGiftId,
@@ -28,11 +31,8 @@ enum WallItemColumn {
   kTopFirst,
   kTopLast,
   kFirstSender,
-  kTopHidden,
-  kFirstHidden,
+  kRowKind,
 };
-// Whether the top and the first sender hid (DESIGN §2.18): their all-time sender row of the gift
-// is anonymous (whatever period is read), or they opted out. Primary-key reads beside each row.
 constexpr ResultColumn kWallItemColumns[] = {
     {kUserId, "w.user_id"},
     {kGiftId, "w.gift_id"},
@@ -49,28 +49,39 @@ constexpr ResultColumn kWallItemColumns[] = {
     {kTopFirst, "w.top_sender_first_sent_at_ms"},
     {kTopLast, "w.top_sender_last_sent_at_ms"},
     {kFirstSender, "w.first_sender_user_id"},
-    {kTopHidden, "GREATEST(IFNULL(ts.anonymous, 0), IFNULL(tp.hidden, 0))"},
-    {kFirstHidden, "GREATEST(IFNULL(fs.anonymous, 0), IFNULL(fp.hidden, 0))"},
+    {kRowKind, "0"},
 };
 static_assert(InPositionOrder(kWallItemColumns));
 
+// An anonymous sender of a gift of a wall (its all-time sender row, whatever period is read: the
+// safe side), in the wall rows' columns: user, gift and sender (in kTopUser).
+constexpr ResultColumn kAnonymousSenderColumns[] = {
+    {kUserId, "s.user_id"}, {kGiftId, "s.gift_id"},
+    {kGiftCount, "0"},      {kTotalCoins, "0"},
+    {kFirstReceived, "0"},  {kLastReceived, "0"},
+    {kName, "''"},          {kIcon, "''"},
+    {kSenderCount, "0"},    {kTopUser, "s.sender_user_id"},
+    {kTopCount, "0"},       {kTopCoins, "0"},
+    {kTopFirst, "0"},       {kTopLast, "0"},
+    {kFirstSender, "0"},    {kRowKind, "1"},
+};
+static_assert(InPositionOrder(kAnonymousSenderColumns));
+
 constexpr JsonColumn kUserColumns[] = {{0, "j_user", "BIGINT"}};
 
-// Whole walls: a primary-key range per user, in one snapshot; of one period, with `period`.
+// Whole walls: a primary-key range per user; of one period, with `period`. Then, in the same
+// statement and snapshot, the walls' anonymous senders: a range of
+// idx_user_gift_wall_sender_anonymous per user, empty unless someone sent that wall a gift
+// anonymously.
 std::string WallsSql(bool period) {
-  return absl::StrCat("SELECT ", SelectList(kWallItemColumns), "\nFROM ",
-                      JsonTableSql(kUserColumns), "\nSTRAIGHT_JOIN ",
-                      period ? "user_gift_wall_period" : "user_gift_wall",
-                      " w ON w.app_code = ? AND w.user_id = jt.j_user",
-                      period ? " AND w.period_kind = ? AND w.period_key = ?" : "", R"sql(
-LEFT JOIN user_gift_wall_sender ts ON ts.app_code = w.app_code AND ts.user_id = w.user_id
-  AND ts.gift_id = w.gift_id AND ts.sender_user_id = w.top_sender_user_id
-LEFT JOIN giftwall_sender_privacy tp ON tp.app_code = w.app_code
-  AND tp.sender_user_id = w.top_sender_user_id
-LEFT JOIN user_gift_wall_sender fs ON fs.app_code = w.app_code AND fs.user_id = w.user_id
-  AND fs.gift_id = w.gift_id AND fs.sender_user_id = w.first_sender_user_id
-LEFT JOIN giftwall_sender_privacy fp ON fp.app_code = w.app_code
-  AND fp.sender_user_id = w.first_sender_user_id)sql");
+  return absl::StrCat(
+      "SELECT ", SelectList(kWallItemColumns), "\nFROM ", JsonTableSql(kUserColumns),
+      "\nSTRAIGHT_JOIN ", period ? "user_gift_wall_period" : "user_gift_wall",
+      " w ON w.app_code = ? AND w.user_id = jt.j_user",
+      period ? " AND w.period_kind = ? AND w.period_key = ?" : "", "\nUNION ALL\nSELECT ",
+      SelectList(kAnonymousSenderColumns), "\nFROM ", JsonTableSql(kUserColumns), R"sql(
+STRAIGHT_JOIN user_gift_wall_sender s FORCE INDEX (idx_user_gift_wall_sender_anonymous)
+  ON s.app_code = ? AND s.user_id = jt.j_user AND s.anonymous = 1)sql");
 }
 
 const std::string& WallsSqlOf(bool period) {
@@ -93,8 +104,6 @@ domain::WallItem ReadWallItem(const SqlRow& row) {
                                           row.Int(kTopFirst), row.Int(kTopLast)};
   }
   item.first_sender_user_id = row.Int(kFirstSender);
-  item.top_sender_hidden = row.Int(kTopHidden) != 0;
-  item.first_sender_hidden = row.Int(kFirstHidden) != 0;
   return item;
 }
 
@@ -287,11 +296,30 @@ absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> WallRepository:
     params.emplace_back(domain::PeriodKindName(period->kind));
     params.emplace_back(period->key);
   }
+  params.emplace_back(users_json);
+  params.emplace_back(app_code);
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  absl::flat_hash_set<std::tuple<int64_t, std::string, int64_t>> anonymous;
   absl::Status s = conn->Query(WallsSqlOf(period.has_value()), params, [&](const SqlRow& row) {
-    walls[row.Int(kUserId)].push_back(ReadWallItem(row));
+    if (row.Int(kRowKind) == 0) {
+      walls[row.Int(kUserId)].push_back(ReadWallItem(row));
+    } else {
+      anonymous.emplace(row.Int(kUserId), row.Str(kGiftId), row.Int(kTopUser));
+    }
   });
   if (!s.ok()) return s;
+  if (anonymous.empty()) return walls;
+  for (auto& [user, items] : walls) {
+    for (domain::WallItem& item : items) {
+      if (item.top_sender.has_value() &&
+          anonymous.contains({user, item.gift_id, item.top_sender->user_id})) {
+        item.top_sender_hidden = true;
+      }
+      if (anonymous.contains({user, item.gift_id, item.first_sender_user_id})) {
+        item.first_sender_hidden = true;
+      }
+    }
+  }
   return walls;
 }
 

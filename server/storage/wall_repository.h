@@ -76,7 +76,8 @@ class WallRepository {
 
   // Every gift of each of the walls of `user_ids` (of one app; all-time, or of one period), in
   // one statement: one snapshot, a primary-key range per wall. Unordered within a wall; a user
-  // without gifts has none.
+  // without gifts has none. Each gift says whether its top and first sender sent it anonymously
+  // (DESIGN §2.18): the statement also reads the walls' anonymous senders, along their index.
   absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> ReadWalls(
       absl::string_view app_code, const std::optional<domain::Period>& period,
       absl::Span<const int64_t> user_ids);

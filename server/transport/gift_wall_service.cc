@@ -734,6 +734,8 @@ grpc::ServerUnaryReactor* GiftWallService::SetSenderPrivacy(
       audit.Wrap([this, app_code = *std::move(app_code), sender = request->sender_user_id(),
                   hidden = request->hidden(), by = audit.admission.caller(), response] {
         absl::StatusOr<bool> changed = privacy_.Set(app_code, sender, hidden, by);
+        // Even a failed write may have committed (a lost answer to COMMIT): read it again.
+        opt_outs_.Forget(app_code);
         if (!changed.ok()) return ToGrpcStatus(changed.status());
         response->set_changed(*changed);
         return grpc::Status::OK;

@@ -15,6 +15,7 @@
 #include "server/projection/outbox_payloads.h"
 #include "server/projection/projection_engine.h"
 #include "server/reads/catalog_cache.h"
+#include "server/reads/opt_out_cache.h"
 #include "server/reads/wall_reader.h"
 #include "server/storage/catalog_repository.h"
 #include "server/storage/sender_privacy_repository.h"
@@ -46,8 +47,8 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   GiftWallService(projection::ProjectionEngine& projection, reads::WallReader& reader,
                   reads::PeriodResolver& periods, storage::WallRepository& wall,
                   storage::CatalogRepository& catalog, reads::CatalogCache& catalogs,
-                  storage::SenderPrivacyRepository& privacy, WorkerPool& workers,
-                  const AccessControl& access,
+                  storage::SenderPrivacyRepository& privacy, reads::OptOutCache& opt_outs,
+                  WorkerPool& workers, const AccessControl& access,
                   const projection::OutboxPayloads* outbox_payloads = nullptr)
       : projection_(projection),
         reader_(reader),
@@ -56,6 +57,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
         catalog_(catalog),
         catalogs_(catalogs),
         privacy_(privacy),
+        opt_outs_(opt_outs),
         workers_(workers),
         access_(access),
         outbox_payloads_(outbox_payloads) {
@@ -123,6 +125,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   storage::CatalogRepository& catalog_;  // on the primary: the catalogue is written and read there
   reads::CatalogCache& catalogs_;        // the wall reads'; a write here makes it read again
   storage::SenderPrivacyRepository& privacy_;  // on the primary
+  reads::OptOutCache& opt_outs_;               // the wall reads'; a write here makes it read again
   WorkerPool& workers_;
   const AccessControl& access_;
   const projection::OutboxPayloads* const outbox_payloads_;

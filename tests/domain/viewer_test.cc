@@ -82,5 +82,20 @@ TEST(Viewer, Rule18_AFailedLookUpFailsTheRead) {
             absl::StatusCode::kInternal);
 }
 
+TEST(Viewer, Rule18_AnOptOutHidesTheTopAndFirstSenderItNames) {
+  std::vector<WallItem> items(3);
+  items[0].top_sender = SenderStats{kHider, 3, 0, 1, 2};
+  items[0].first_sender_user_id = kOpen;
+  items[1].top_sender = SenderStats{kOpen, 1, 0, 1, 2};
+  items[1].first_sender_user_id = kHider;
+  items[2].first_sender_user_id = 0;  // no sender
+  MarkOptedOut(OptOuts{kHider}, items);
+  EXPECT_TRUE(items[0].top_sender_hidden);
+  EXPECT_FALSE(items[0].first_sender_hidden);
+  EXPECT_FALSE(items[1].top_sender_hidden);
+  EXPECT_TRUE(items[1].first_sender_hidden);
+  EXPECT_FALSE(items[2].top_sender_hidden || items[2].first_sender_hidden);
+}
+
 }  // namespace
 }  // namespace giftwall::domain

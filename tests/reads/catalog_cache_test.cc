@@ -110,26 +110,26 @@ TEST_F(CatalogCacheTest, CallersThatMissTogetherReadOnce) {
 
 TEST_F(CatalogCacheTest, NamingEverNewAppsDoesNotGrowItPastItsBoundAndKeepsTheRecentOnes) {
   CatalogCache cache = Cache(absl::Hours(1));
-  for (size_t i = 0; i < kMaxCachedCatalogs; ++i) {
+  for (size_t i = 0; i < kMaxCachedApps; ++i) {
     now_ += absl::Milliseconds(1);
     ASSERT_TRUE(cache.Get(absl::StrCat("app", i)).ok());
   }
-  EXPECT_EQ(cache.size(), kMaxCachedCatalogs);
+  EXPECT_EQ(cache.size(), kMaxCachedApps);
   now_ += absl::Milliseconds(1);
   ASSERT_TRUE(cache.Get("one more").ok());
   // The least recently read eighth went; the rest are still held.
-  EXPECT_EQ(cache.size(), kMaxCachedCatalogs - kMaxCachedCatalogs / 8 + 1);
+  EXPECT_EQ(cache.size(), kMaxCachedApps - kMaxCachedApps / 8 + 1);
   const int64_t loads = cache.loads();
-  for (size_t i = kMaxCachedCatalogs / 8; i < kMaxCachedCatalogs; ++i) {
+  for (size_t i = kMaxCachedApps / 8; i < kMaxCachedApps; ++i) {
     ASSERT_TRUE(cache.Get(absl::StrCat("app", i)).ok());
   }
   EXPECT_EQ(cache.loads(), loads);
   ASSERT_TRUE(cache.Get("app0").ok());
   EXPECT_EQ(cache.loads(), loads + 1);
-  for (size_t i = 0; i < 3 * kMaxCachedCatalogs; ++i) {
+  for (size_t i = 0; i < 3 * kMaxCachedApps; ++i) {
     ASSERT_TRUE(cache.Get(absl::StrCat("new", i)).ok());
   }
-  EXPECT_LE(cache.size(), kMaxCachedCatalogs);
+  EXPECT_LE(cache.size(), kMaxCachedApps);
 }
 
 // A read in flight when a write through this server is forgotten may predate the write: it

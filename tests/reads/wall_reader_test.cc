@@ -2,10 +2,14 @@
 // together, in one statement, and each caller gets its own user's wall.
 #include "server/reads/wall_reader.h"
 
+#include <tuple>
+
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/storage/catalog_repository.h"
+#include "server/storage/sender_privacy_repository.h"
 #include "tests/support/test_database.h"
 
 namespace giftwall::reads {
@@ -26,7 +30,16 @@ class WallReaderTest : public ::testing::Test {
               if (!page.ok()) return page.status();
               return std::move(page->gifts);
             },
-            absl::Hours(1)) {}
+            absl::Hours(1)),
+        privacy_(pool_),
+        opt_outs_(
+            [this](
+                absl::string_view app) -> absl::StatusOr<std::shared_ptr<const domain::OptOuts>> {
+              absl::StatusOr<std::vector<int64_t>> hidden = privacy_.ListHidden(app);
+              if (!hidden.ok()) return hidden.status();
+              return std::make_shared<const domain::OptOuts>(hidden->begin(), hidden->end());
+            },
+            absl::ZeroDuration()) {}
 
   void AddGift(int64_t user, const std::string& gift, int64_t count) {
     db_.Exec(absl::StrFormat(
@@ -42,6 +55,8 @@ class WallReaderTest : public ::testing::Test {
   PeriodResolver periods_;
   storage::CatalogRepository catalog_;
   CatalogCache catalogs_;
+  storage::SenderPrivacyRepository privacy_;
+  OptOutCache opt_outs_;
 };
 
 TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWall) {
@@ -50,7 +65,7 @@ TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWa
   }
   WallReaderOptions options;
   options.lanes = 1;
-  WallReader reader(walls_, periods_, catalogs_, options);
+  WallReader reader(walls_, periods_, catalogs_, opt_outs_, options);
   // Another session holds the table, so the lane's first read waits and the rest gather.
   std::unique_ptr<storage::SqlConnection> blocker = db_.Connect();
   ASSERT_TRUE(blocker->ExecuteDirect("LOCK TABLES user_gift_wall WRITE").ok());
@@ -115,7 +130,7 @@ TEST_F(WallReaderTest, ReadsThatWaitForTheLaneAreReadTogetherEachGettingItsOwnWa
 }
 
 TEST_F(WallReaderTest, AReadItsCallerNoLongerWantsIsAnsweredUnread) {
-  WallReader reader(walls_, periods_, catalogs_, WallReaderOptions());
+  WallReader reader(walls_, periods_, catalogs_, opt_outs_, WallReaderOptions());
   absl::BlockingCounter pending(1);
   absl::Status answer;
   reader.Read(WallRead{"demo", 1, domain::PeriodSpec(), domain::WallSort::kCountDesc,
@@ -137,7 +152,7 @@ TEST_F(WallReaderTest, TheCatalogueIsReadOncePerAppNotPerWallAndAgainAfterAWrite
   car.gift_id = "car";
   car.sort_order = 1;
   ASSERT_TRUE(catalog_.Put("demo", {rose, car}, false, "test").ok());
-  WallReader reader(walls_, periods_, catalogs_, WallReaderOptions());
+  WallReader reader(walls_, periods_, catalogs_, opt_outs_, WallReaderOptions());
   auto read_all = [&] {
     absl::BlockingCounter pending(20);
     std::vector<std::shared_ptr<const domain::WallSnapshot>> walls(20);
@@ -175,6 +190,54 @@ TEST_F(WallReaderTest, TheCatalogueIsReadOncePerAppNotPerWallAndAgainAfterAWrite
   catalogs_.Forget("demo");
   EXPECT_EQ(read_all()[0]->items[0].catalog->name, "Red rose");
   EXPECT_EQ(catalogs_.loads(), 2);
+}
+
+// A wall read says which top and first senders hid (DESIGN §2.18): who sent that gift to that
+// wall anonymously (their all-time sender row), and who opted out (read per group: a zero bound
+// here).
+TEST_F(WallReaderTest, Rule18_AWallReadSaysWhichTopAndFirstSendersHid) {
+  AddGift(1, "rose", 5);
+  AddGift(1, "lily", 1);
+  db_.Exec(
+      "UPDATE user_gift_wall SET top_sender_user_id = 7, top_sender_count = 3, "
+      "first_sender_user_id = 8 WHERE user_id = 1");
+  for (const auto& [gift, sender, anonymous] : {std::tuple<const char*, int, int>{"rose", 7, 1},
+                                                {"rose", 8, 0},
+                                                {"lily", 7, 0},
+                                                {"lily", 8, 0}}) {
+    db_.Exec(absl::StrFormat(
+        "INSERT INTO user_gift_wall_sender (app_code, user_id, gift_id, sender_user_id, "
+        "sent_count, sent_coins, first_sent_at_ms, last_sent_at_ms, anonymous, created_at_ms, "
+        "updated_at_ms) VALUES ('demo', 1, '%s', %d, 1, 0, 1, 1, %d, 1, 1)",
+        gift, sender, anonymous));
+  }
+  WallReader reader(walls_, periods_, catalogs_, opt_outs_, WallReaderOptions());
+  auto flags = [&] {
+    absl::Notification done;
+    std::string out;
+    WallRead read;
+    read.app_code = "demo";
+    read.user_id = 1;
+    read.done = [&](absl::StatusOr<WallAnswer> answer) {
+      EXPECT_TRUE(answer.ok()) << answer.status();
+      if (answer.ok()) {
+        for (const domain::WallItem& item : answer->wall->items) {
+          absl::StrAppend(&out, item.gift_id, ":", item.top_sender_hidden ? "top" : "",
+                          item.first_sender_hidden ? "first" : "", " ");
+        }
+      }
+      done.Notify();
+    };
+    reader.Read(std::move(read));
+    done.WaitForNotification();
+    return out;
+  };
+  // 7 sent rose anonymously, not lily.
+  EXPECT_EQ(flags(), "lily: rose:top ");
+  ASSERT_TRUE(privacy_.Set("demo", 8, true, "test").ok());
+  EXPECT_EQ(flags(), "lily:first rose:topfirst ");
+  ASSERT_TRUE(privacy_.Set("demo", 8, false, "test").ok());
+  EXPECT_EQ(flags(), "lily: rose:top ");
 }
 
 }  // namespace
