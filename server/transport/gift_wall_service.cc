@@ -370,6 +370,16 @@ grpc::Status GiftWallService::AdmitWallRead(const grpc::ServerContextBase& conte
   return read->admission.MayTouch({read->app_code});
 }
 
+grpc::Status GiftWallService::AdmitAudited(const grpc::ServerContextBase& context, Role role,
+                                           AuditEntry* audit, std::string* app_code) const {
+  if (grpc::Status s = access_.Admit(context, role, &audit->admission); !s.ok()) return s;
+  absl::StatusOr<std::string> code = domain::NormalizeAppCode(audit->app_code);
+  if (!code.ok()) return InvalidArgument("", code.status());
+  *app_code = *std::move(code);
+  audit->app_code = *app_code;
+  return audit->admission.MayTouch({*app_code});
+}
+
 domain::HiddenSendersFn GiftWallService::HiddenOn(const std::string& app_code,
                                                   int64_t owner) const {
   return [this, app_code, owner](absl::Span<const domain::ShownSender> senders) {
@@ -635,13 +645,10 @@ grpc::ServerUnaryReactor* GiftWallService::PutGiftCatalog(grpc::CallbackServerCo
     audit.Log(status);
     return FinishNow(context, std::move(status));
   };
-  if (grpc::Status s = access_.Admit(*context, Role::kCatalog, &audit.admission); !s.ok()) {
+  std::string app_code;
+  if (grpc::Status s = AdmitAudited(*context, Role::kCatalog, &audit, &app_code); !s.ok()) {
     return refuse(s);
   }
-  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
-  if (!app_code.ok()) return refuse(InvalidArgument("", app_code.status()));
-  audit.app_code = *app_code;
-  if (grpc::Status s = audit.admission.MayTouch({*app_code}); !s.ok()) return refuse(s);
   if (const size_t bytes = request->ByteSizeLong(); bytes > kMaxRequestBytes) {
     return refuse(InvalidArgument(
         "", absl::InvalidArgumentError(absl::StrFormat(
@@ -654,7 +661,7 @@ grpc::ServerUnaryReactor* GiftWallService::PutGiftCatalog(grpc::CallbackServerCo
   if (!gifts.ok()) return refuse(InvalidArgument("", gifts.status()));
   return Offload(
       context, workers_,
-      audit.Wrap([this, app_code = *std::move(app_code), gifts = *std::move(gifts),
+      audit.Wrap([this, app_code = std::move(app_code), gifts = *std::move(gifts),
                   replace = request->replace(), by = audit.admission.caller(), response] {
         absl::StatusOr<storage::CatalogWrite> write = catalog_.Put(app_code, gifts, replace, by);
         // Even a failed write may have committed (a lost answer to COMMIT): read it again.
@@ -717,13 +724,10 @@ grpc::ServerUnaryReactor* GiftWallService::SetSenderPrivacy(
     audit.Log(status);
     return FinishNow(context, std::move(status));
   };
-  if (grpc::Status s = access_.Admit(*context, Role::kPrivacy, &audit.admission); !s.ok()) {
+  std::string app_code;
+  if (grpc::Status s = AdmitAudited(*context, Role::kPrivacy, &audit, &app_code); !s.ok()) {
     return refuse(s);
   }
-  absl::StatusOr<std::string> app_code = domain::NormalizeAppCode(request->app_code());
-  if (!app_code.ok()) return refuse(InvalidArgument("", app_code.status()));
-  audit.app_code = *app_code;
-  if (grpc::Status s = audit.admission.MayTouch({*app_code}); !s.ok()) return refuse(s);
   if (request->sender_user_id() <= 0) {
     return refuse(
         InvalidArgument("", absl::InvalidArgumentError(absl::StrCat(
@@ -731,7 +735,7 @@ grpc::ServerUnaryReactor* GiftWallService::SetSenderPrivacy(
   }
   return Offload(
       context, workers_,
-      audit.Wrap([this, app_code = *std::move(app_code), sender = request->sender_user_id(),
+      audit.Wrap([this, app_code = std::move(app_code), sender = request->sender_user_id(),
                   hidden = request->hidden(), by = audit.admission.caller(), response] {
         absl::StatusOr<bool> changed = privacy_.Set(app_code, sender, hidden, by);
         // Even a failed write may have committed (a lost answer to COMMIT): read it again.

@@ -22,6 +22,7 @@
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/arena_allocator.h"
+#include "server/transport/audit.h"
 #include "server/transport/worker_pool.h"
 
 namespace giftwall::transport {
@@ -114,6 +115,11 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   grpc::Status AdmitWallRead(const grpc::ServerContextBase& context, const std::string& app_code_in,
                              int64_t user_id, int64_t viewer_user_id, bool paged,
                              int32_t page_size_in, AdmittedRead* read) const;
+
+  // An audited write's caller and app (audit->app_code as the request gave it): OK with
+  // *app_code normalized and audit->app_code set to it, or the status to answer (to be logged).
+  grpc::Status AdmitAudited(const grpc::ServerContextBase& context, Role role, AuditEntry* audit,
+                            std::string* app_code) const;
 
   // Which of the senders shown to `read`'s viewer on `owner`'s wall hid (DESIGN §2.18).
   domain::HiddenSendersFn HiddenOn(const std::string& app_code, int64_t owner) const;
