@@ -131,7 +131,7 @@ bool Issuable(const GiftWallPageToken& t) {
 bool Issuable(const SenderPageToken& t) {
   // A cursor is after a page that ended in its tie: at least one of the tie was shown.
   return t.app_code.size() <= kMaxAppCodeBytes && t.gift_id.size() <= kMaxGiftIdBytes &&
-         t.cursor.tied_shown >= 1;
+         t.cursor.tied_shown >= 1 && t.cursor.tied_shown <= kMaxTiedShown;
 }
 bool Issuable(const SponsorHistoryPageToken& t) {
   return t.app_code.size() <= kMaxAppCodeBytes && t.gift_filter.size() <= kMaxGiftIdBytes &&

@@ -1,6 +1,6 @@
--- Senders' opt-outs (issue 19, DESIGN §2.17): a sender who set `hidden` through SetSenderPrivacy
--- is shown masked on every wall to every viewer but the wall's owner and the sender, from the
--- next read on (the reads look it up, so it reaches back over what was sent before). Written by
+-- Senders' opt-outs (issue 19, DESIGN §2.18): a sender who set `hidden` through SetSenderPrivacy
+-- is shown masked on every wall to every viewer but the wall's owner, the sender and a
+-- moderator, from the next read on (the reads look it up, so it reaches back over what was sent before). Written by
 -- the profile service; a row with hidden 0 is a sender who opted back in.
 CREATE TABLE IF NOT EXISTS giftwall_sender_privacy (
   app_code VARBINARY(32) NOT NULL,

@@ -219,6 +219,7 @@ absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
   if (!r || !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Str(&out.gift_id) ||
       !r->Int(&out.cursor.sent_count) || !r->Int(&out.cursor.last_sent_at_ms) ||
       !r->Int(&out.cursor.tied_shown) || out.cursor.tied_shown < 1 ||
+      out.cursor.tied_shown > kMaxTiedShown ||
       !OptionalStr(*r, &out.period) || !r->AtEnd()) {
     return Malformed();
   }

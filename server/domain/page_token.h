@@ -59,6 +59,11 @@ struct SenderCursor {
   int64_t tied_shown = 0;
 };
 
+// The most senders of one (sent_count, last_sent_at_ms) a cursor may skip: the next page's
+// statement reads that many index entries before its page, so a forged token must not name
+// more. Senders tie so only within one millisecond; a tie past this pages no further.
+inline constexpr int64_t kMaxTiedShown = 10'000;
+
 // Where the next page of one gift's senders starts (a SenderCursor: no sender's id, so that a
 // token never reveals a masked sender).
 struct SenderPageToken {

@@ -1,5 +1,6 @@
 #include "server/domain/sponsor.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace giftwall::domain {
@@ -42,6 +43,7 @@ SenderCursor SenderCursorAfter(const std::optional<SenderCursor>& after,
       after->last_sent_at_ms == next.last_sent_at_ms) {
     next.tied_shown += after->tied_shown;
   }
+  next.tied_shown = std::min(next.tied_shown, kMaxTiedShown);
   return next;
 }
 

@@ -28,11 +28,11 @@ WallReader::WallReader(storage::WallRepository& walls, PeriodResolver& periods,
           [&periods](const std::string& app_code, const domain::PeriodSpec& spec) {
             return periods.Resolve(app_code, spec);
           },
-          [&catalogs](const std::string& app_code) { return catalogs.Get(app_code); }, options,
-          [&opt_outs](const std::string& app_code) { return opt_outs.Get(app_code); }) {}
+          [&catalogs](const std::string& app_code) { return catalogs.Get(app_code); },
+          [&opt_outs](const std::string& app_code) { return opt_outs.Get(app_code); }, options) {}
 
 WallReader::WallReader(ReadWallsFn read_walls, ResolvePeriodFn resolve_period, CatalogFn catalog,
-                       WallReaderOptions options, OptOutsFn opt_outs)
+                       OptOutsFn opt_outs, WallReaderOptions options)
     : read_walls_(std::move(read_walls)),
       resolve_period_(std::move(resolve_period)),
       catalog_(std::move(catalog)),
@@ -114,7 +114,7 @@ void WallReader::ReadAndAnswer(ReadsByWall& walls) {
     if (period.ok() && catalog_) catalog = catalog_(app);
     absl::StatusOr<std::shared_ptr<const domain::OptOuts>> opt_outs =
         std::shared_ptr<const domain::OptOuts>();
-    if (period.ok() && catalog.ok() && opt_outs_) opt_outs = opt_outs_(app);
+    if (period.ok() && catalog.ok()) opt_outs = opt_outs_(app);
     absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> read =
         absl::UnknownError("unread");
     if (!period.ok()) {
@@ -127,7 +127,7 @@ void WallReader::ReadAndAnswer(ReadsByWall& walls) {
       std::vector<int64_t> user_ids;
       for (const auto& [user, reads] : wanted.users) user_ids.push_back(user);
       read = read_walls_(app, *period, user_ids);
-      if (read.ok() && *opt_outs != nullptr) {
+      if (read.ok()) {
         for (auto& [user, items] : *read) domain::MarkOptedOut(**opt_outs, items);
       }
       absl::MutexLock lock(&mu_);

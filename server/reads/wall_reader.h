@@ -78,7 +78,7 @@ using ResolvePeriodFn = std::function<absl::StatusOr<std::optional<domain::Perio
 // The app's catalogue (CatalogCache::Get, or a test's); empty or null without one.
 using CatalogFn = std::function<absl::StatusOr<std::shared_ptr<const domain::CatalogIndex>>(
     const std::string& app_code)>;
-// The app's senders who opted out (OptOutCache::Get, or a test's); null: none.
+// The app's senders who opted out (OptOutCache::Get, or a test's).
 using OptOutsFn = std::function<absl::StatusOr<std::shared_ptr<const domain::OptOuts>>(
     const std::string& app_code)>;
 
@@ -87,7 +87,7 @@ class WallReader {
   WallReader(storage::WallRepository& walls, PeriodResolver& periods, CatalogCache& catalogs,
              OptOutCache& opt_outs, WallReaderOptions options);
   WallReader(ReadWallsFn read_walls, ResolvePeriodFn resolve_period, CatalogFn catalog,
-             WallReaderOptions options, OptOutsFn opt_outs = nullptr);
+             OptOutsFn opt_outs, WallReaderOptions options);
   WallReader(const WallReader&) = delete;
   WallReader& operator=(const WallReader&) = delete;
 

@@ -1,5 +1,6 @@
-// Senders' opt-outs (DESIGN §2.18): giftwall_sender_privacy, one row per sender who set it. The
-// reads look it up with the wall's rows (WallRepository::HiddenSenders).
+// Senders' opt-outs (DESIGN §2.18): giftwall_sender_privacy, one row per sender who set it. Wall
+// reads take an app's opt-outs from reads::OptOutCache (ListHidden); the senders, history and
+// standing reads look them up with their page (WallRepository::HiddenSenders).
 #ifndef GIFTWALL_SERVER_STORAGE_SENDER_PRIVACY_REPOSITORY_H_
 #define GIFTWALL_SERVER_STORAGE_SENDER_PRIVACY_REPOSITORY_H_
 

@@ -586,31 +586,44 @@ grpc::ServerUnaryReactor* GiftWallService::GetSenderStanding(
   }
   absl::StatusOr<domain::PeriodSpec> spec = domain::ParsePeriodSpec(request->period());
   if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
-  return Offload(context, workers_,
-                 [this, admitted, user_id = request->user_id(), gift_id = *std::move(gift_id),
-                  sender = request->sender_user_id(), spec = *std::move(spec), response] {
-                   const std::string& app_code = admitted.app_code;
-                   absl::StatusOr<std::optional<domain::Period>> period =
-                       periods_.Resolve(app_code, spec);
-                   if (!period.ok()) return ToGrpcStatus(period.status());
-                   absl::StatusOr<storage::StandingRead> read =
-                       wall_.ReadStanding(app_code, user_id, *period, gift_id, sender);
-                   if (!read.ok()) return ToGrpcStatus(read.status());
-                   const domain::SenderStanding standing =
-                       domain::StandingOf(sender, read->sent, read->sponsor, read->senders_ahead);
-                   SenderMasks masks(admitted.viewer, user_id);
-                   Fill(standing.sender, response->mutable_sender());
-                   masks.Add(gift_id, response->mutable_sender());
-                   if (standing.sponsor.has_value()) {
-                     Fill(*standing.sponsor, response->mutable_sponsor());
-                     masks.Add(gift_id, response->mutable_sponsor());
-                   }
-                   response->set_needed_to_sponsor(standing.needed_to_sponsor);
-                   response->set_rank(standing.rank);
-                   response->set_rank_beyond_limit(standing.rank_beyond_limit);
-                   if (period->has_value()) Fill(**period, response->mutable_period());
-                   return ToGrpcStatus(masks.Apply(HiddenOn(app_code, user_id)));
-                 });
+  return Offload(
+      context, workers_,
+      [this, admitted, user_id = request->user_id(), gift_id = *std::move(gift_id),
+       sender = request->sender_user_id(), spec = *std::move(spec), response] {
+        const std::string& app_code = admitted.app_code;
+        absl::StatusOr<std::optional<domain::Period>> period = periods_.Resolve(app_code, spec);
+        if (!period.ok()) return ToGrpcStatus(period.status());
+        absl::StatusOr<storage::StandingRead> read =
+            wall_.ReadStanding(app_code, user_id, *period, gift_id, sender);
+        if (!read.ok()) return ToGrpcStatus(read.status());
+        // The caller names the sender, so masking their id would hide nothing: to a
+        // viewer who may not see them, a sender who hid stands as one who sent none.
+        const std::vector<domain::ShownSender> asked = {
+            {gift_id, sender}, {gift_id, read->sponsor.has_value() ? read->sponsor->user_id : 0}};
+        absl::StatusOr<std::vector<bool>> masked =
+            domain::MaskedFor(admitted.viewer, user_id, asked, HiddenOn(app_code, user_id));
+        if (!masked.ok()) return ToGrpcStatus(masked.status());
+        // Not even as the 冠名: the masked 冠名 stays someone else to this viewer.
+        std::optional<domain::SenderStats> sponsor = read->sponsor;
+        if ((*masked)[0] && sponsor.has_value() && sponsor->user_id == sender) sponsor->user_id = 0;
+        const domain::SenderStanding standing =
+            (*masked)[0]
+                ? domain::StandingOf(sender, std::nullopt, sponsor, std::nullopt)
+                : domain::StandingOf(sender, read->sent, read->sponsor, read->senders_ahead);
+        Fill(standing.sender, response->mutable_sender());
+        if (read->sponsor.has_value()) {
+          Fill(*read->sponsor, response->mutable_sponsor());
+          if ((*masked)[1]) {
+            response->mutable_sponsor()->set_user_id(0);
+            response->mutable_sponsor()->set_anonymous(true);
+          }
+        }
+        response->set_needed_to_sponsor(standing.needed_to_sponsor);
+        response->set_rank(standing.rank);
+        response->set_rank_beyond_limit(standing.rank_beyond_limit);
+        if (period->has_value()) Fill(**period, response->mutable_period());
+        return grpc::Status::OK;
+      });
 }
 
 namespace {

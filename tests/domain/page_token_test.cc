@@ -99,6 +99,22 @@ TEST(GiftWallPageToken, CarriesItsPeriodAndAllTimeTokensKeepTheirFormer) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->period, "week:2026-W53");
   EXPECT_EQ(back->cursor.tied_shown, 2);
+  // A token of the release before the viewer (kind 2: its cursor named the last sender) is
+  // refused, asking for the first page.
+  std::string by_id;
+  ASSERT_TRUE(absl::WebSafeBase64Unescape(EncodeSenderPageToken(sender), &by_id));
+  by_id.resize(by_id.size() - 4);  // the checksum
+  by_id[1] = 2;                    // the kind, after the version
+  const absl::StatusOr<SenderPageToken> old =
+      DecodeSenderPageToken(absl::WebSafeBase64Escape(WithChecksum(by_id)), "demo", 42, "rose");
+  EXPECT_EQ(old.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(old.status().message()), ::testing::HasSubstr("from an older server"));
+  // A cursor never skips fewer than one sender, nor more than a tie can hold.
+  for (int64_t tied : {int64_t{0}, kMaxTiedShown + 1}) {
+    sender.cursor.tied_shown = tied;
+    EXPECT_FALSE(DecodeSenderPageToken(EncodeSenderPageToken(sender), "demo", 42, "rose").ok())
+        << tied;
+  }
 }
 
 TEST(GiftWallPageToken, IsUrlSafeText) {

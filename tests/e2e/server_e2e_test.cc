@@ -1231,8 +1231,11 @@ TEST_F(SponsorE2eTest, Rule18_EachReadMasksTheSendersWhoHidFromAStrangerOnly) {
     return absl::StrCat(shown(response.sender()), " behind ", shown(response.sponsor()), " needs ",
                         response.needed_to_sponsor(), " rank ", response.rank());
   };
-  EXPECT_EQ(standing(10, 0), "anonymousx4 behind 20x4 needs 1 rank 2");
+  // Asked about by name, 10 stands to a stranger as one who sent none: nothing links them to the
+  // anonymous rows.
+  EXPECT_EQ(standing(10, 0), "10x0 behind 20x4 needs 5 rank 0");
   EXPECT_EQ(standing(10, 10), "10x4 behind 20x4 needs 1 rank 2");
+  EXPECT_EQ(standing(10, 1), "10x4 behind 20x4 needs 1 rank 2");
 
   // 20 opts out: retroactive, on every read, for everyone but the owner and 20; and back in.
   const auto set_hidden = [&](int64_t sender, bool hidden) {
@@ -1253,6 +1256,7 @@ TEST_F(SponsorE2eTest, Rule18_EachReadMasksTheSendersWhoHidFromAStrangerOnly) {
   EXPECT_THAT(wall(20, ""), ElementsAre("rose top 20x4 first anonymous", "lily top 10x1 first 10"));
   EXPECT_THAT(senders(30, "", nullptr), ElementsAre("anonymousx4", "anonymousx4", "30x1"));
   EXPECT_EQ(standing(30, 0), "30x1 behind anonymousx4 needs 4 rank 3");
+  EXPECT_EQ(standing(20, 0), "20x0 behind anonymousx4 needs 5 rank 0");
   EXPECT_TRUE(set_hidden(20, false));
   EXPECT_EQ(standing(30, 0), "30x1 behind 20x4 needs 4 rank 3");
 

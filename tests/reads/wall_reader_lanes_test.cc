@@ -85,13 +85,18 @@ absl::StatusOr<std::optional<domain::Period>> AllTime(const std::string&,
   return std::nullopt;
 }
 
+// Nobody opted out.
+absl::StatusOr<std::shared_ptr<const domain::OptOuts>> NoOptOuts(const std::string&) {
+  return std::make_shared<const domain::OptOuts>();
+}
+
 TEST(WallReaderLanesTest, AWallBeingReadIsNotReadBesideItAndItsLaterReadersGetTheNextRead) {
   FakeWalls fake;
   WallReaderOptions options;
   options.lanes = 2;
   WallReader reader([&fake](absl::string_view app, const std::optional<domain::Period>&,
                             absl::Span<const int64_t> users) { return fake.Read(app, users); },
-                    AllTime, nullptr, options);
+                    AllTime, nullptr, NoOptOuts, options);
 
   Answer first;
   Submit(reader, 1, first);
@@ -125,7 +130,7 @@ TEST(WallReaderLanesTest, AWallIsReadAgainOnceNobodyIsReadingIt) {
   fake.release_.Notify();
   WallReader reader([&fake](absl::string_view app, const std::optional<domain::Period>&,
                             absl::Span<const int64_t> users) { return fake.Read(app, users); },
-                    AllTime, nullptr, WallReaderOptions());
+                    AllTime, nullptr, NoOptOuts, WallReaderOptions());
   for (int i = 1; i <= 3; ++i) {
     Answer answer;
     Submit(reader, 1, answer);
