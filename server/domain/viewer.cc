@@ -10,14 +10,21 @@ bool SeesAsIs(const Viewer& viewer, int64_t owner_user_id, int64_t sender_user_i
          (viewer.user_id == owner_user_id || viewer.user_id == sender_user_id);
 }
 
-void MarkOptedOut(const OptOuts& opted_out, std::vector<WallItem>& items) {
-  if (opted_out.empty()) return;
+void MarkHidden(std::vector<WallItem>& items,
+                absl::FunctionRef<bool(const std::string& gift_id, int64_t sender_user_id)> hid) {
   for (WallItem& item : items) {
-    if (item.top_sender.has_value() && opted_out.contains(item.top_sender->user_id)) {
+    if (item.top_sender.has_value() && hid(item.gift_id, item.top_sender->user_id)) {
       item.top_sender_hidden = true;
     }
-    if (opted_out.contains(item.first_sender_user_id)) item.first_sender_hidden = true;
+    if (item.first_sender_user_id != 0 && hid(item.gift_id, item.first_sender_user_id)) {
+      item.first_sender_hidden = true;
+    }
   }
+}
+
+void MarkOptedOut(const OptOuts& opted_out, std::vector<WallItem>& items) {
+  if (opted_out.empty()) return;
+  MarkHidden(items, [&](const std::string&, int64_t sender) { return opted_out.contains(sender); });
 }
 
 absl::StatusOr<std::vector<bool>> MaskedFor(const Viewer& viewer, int64_t owner_user_id,

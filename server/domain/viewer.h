@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "server/domain/wall_page.h"
@@ -35,7 +36,12 @@ struct ShownSender {
 // An app's senders who opted out.
 using OptOuts = absl::flat_hash_set<int64_t>;
 
-// Marks, in `items` (a wall as read), the top and first senders who opted out as hidden.
+// Marks, in `items` (a wall as read), the top and first senders for whom `hid(gift_id, sender)`
+// is true as hidden.
+void MarkHidden(std::vector<WallItem>& items,
+                absl::FunctionRef<bool(const std::string& gift_id, int64_t sender_user_id)> hid);
+
+// MarkHidden for the senders who opted out.
 void MarkOptedOut(const OptOuts& opted_out, std::vector<WallItem>& items);
 
 // Which of `senders` (of one wall) hid from strangers: sent the gift anonymously to the wall, or

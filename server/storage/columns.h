@@ -26,6 +26,11 @@ struct JsonColumn {
   const char* type;
 };
 
+// The SQL types of identifiers in JSON rows, hex-encoded (JsonRows::Bytes; the statement UNHEXes
+// them): an event id (128 bytes) and a gift id (at least 64 bytes, with room).
+inline constexpr char kHexId[] = "VARCHAR(512) CHARACTER SET ascii";
+inline constexpr char kHexGift[] = "VARCHAR(256) CHARACTER SET ascii";
+
 // True if every column of `columns` sits at its own position: a static_assert on every table.
 template <typename Column, size_t N>
 constexpr bool InPositionOrder(const Column (&columns)[N]) {

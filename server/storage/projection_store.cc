@@ -24,9 +24,6 @@ namespace {
 // row locks in one order. The JSON_TABLE drives each join (STRAIGHT_JOIN): one primary-key
 // lookup per row, whatever the table's size. Identifiers travel hex-encoded (UNHEX).
 
-constexpr char kHexId[] = "VARCHAR(512) CHARACTER SET ascii";
-constexpr char kHexGift[] = "VARCHAR(256) CHARACTER SET ascii";
-
 // Where a merge writes: the all-time tables, or the period tables (DESIGN §2.15), whose rows are
 // keyed also by their period: their JSON rows carry its kind and key in two more columns, after
 // the others. Each scope is merged in a statement of its own, all-time first.

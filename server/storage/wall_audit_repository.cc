@@ -73,7 +73,7 @@ WHERE pe.projection_name = )sql",
 }
 
 // Done events whose gifts a rebuild finds beyond the wall's cap (DESIGN §2.14) go dead.
-constexpr JsonColumn kEventIdColumns[] = {{0, "j_id", "VARCHAR(512) CHARACTER SET ascii"}};
+constexpr JsonColumn kEventIdColumns[] = {{0, "j_id", kHexId}};
 
 const std::string& KillDoneEventsSql() {
   static const auto* const sql =

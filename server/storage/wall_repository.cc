@@ -253,7 +253,7 @@ const std::string& SendersAheadSqlOf(bool period) {
 enum ShownSenderColumn { kShownIndex, kShownGift, kShownSender };
 constexpr JsonColumn kShownSenderColumns[] = {
     {kShownIndex, "j_i", "BIGINT"},
-    {kShownGift, "j_gift", "VARCHAR(256) CHARACTER SET ascii"},
+    {kShownGift, "j_gift", kHexGift},
     {kShownSender, "j_sender", "BIGINT"},
 };
 static_assert(InPositionOrder(kShownSenderColumns));
@@ -310,15 +310,9 @@ absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> WallRepository:
   if (!s.ok()) return s;
   if (anonymous.empty()) return walls;
   for (auto& [user, items] : walls) {
-    for (domain::WallItem& item : items) {
-      if (item.top_sender.has_value() &&
-          anonymous.contains({user, item.gift_id, item.top_sender->user_id})) {
-        item.top_sender_hidden = true;
-      }
-      if (anonymous.contains({user, item.gift_id, item.first_sender_user_id})) {
-        item.first_sender_hidden = true;
-      }
-    }
+    domain::MarkHidden(items, [&, user = user](const std::string& gift, int64_t sender) {
+      return anonymous.contains({user, gift, sender});
+    });
   }
   return walls;
 }

@@ -183,14 +183,19 @@ absl::StatusOr<std::string> CheckGiftId(absl::string_view raw, bool required) {
   return gift_id;
 }
 
+// A sender shown masked (DESIGN §2.18): no id, counts as they are.
+void Mask(v1::GiftWallSender* sender) {
+  sender->set_user_id(0);
+  sender->set_anonymous(true);
+}
+
 // Masks, in `out` (filled from `item` of `owner`'s wall), the top and first sender if they hid
 // and `viewer` may not see them as they are (DESIGN §2.18). The wall read said who hid.
 void MaskForViewer(const domain::WallItem& item, const domain::Viewer& viewer, int64_t owner,
                    v1::GiftWallItem* out) {
   if (item.top_sender.has_value() && item.top_sender_hidden &&
       !domain::SeesAsIs(viewer, owner, item.top_sender->user_id)) {
-    out->mutable_top_sender()->set_user_id(0);
-    out->mutable_top_sender()->set_anonymous(true);
+    Mask(out->mutable_top_sender());
   }
   if (item.first_sender_hidden && !domain::SeesAsIs(viewer, owner, item.first_sender_user_id)) {
     out->set_first_sender_user_id(0);
@@ -206,10 +211,7 @@ class SenderMasks {
   SenderMasks(domain::Viewer viewer, int64_t owner) : viewer_(viewer), owner_(owner) {}
 
   void Add(absl::string_view gift_id, v1::GiftWallSender* sender) {
-    Add(gift_id, sender->user_id(), [sender] {
-      sender->set_user_id(0);
-      sender->set_anonymous(true);
-    });
+    Add(gift_id, sender->user_id(), [sender] { Mask(sender); });
   }
 
   // Masks the senders the viewer may not see: `hidden` says who hid.
@@ -613,10 +615,7 @@ grpc::ServerUnaryReactor* GiftWallService::GetSenderStanding(
         Fill(standing.sender, response->mutable_sender());
         if (read->sponsor.has_value()) {
           Fill(*read->sponsor, response->mutable_sponsor());
-          if ((*masked)[1]) {
-            response->mutable_sponsor()->set_user_id(0);
-            response->mutable_sponsor()->set_anonymous(true);
-          }
+          if ((*masked)[1]) Mask(response->mutable_sponsor());
         }
         response->set_needed_to_sponsor(standing.needed_to_sponsor);
         response->set_rank(standing.rank);
