@@ -38,6 +38,8 @@ ABSL_FLAG(bool, repair, false, "admin verify: rebuild the walls of users found d
 ABSL_FLAG(std::string, time_zone, "",
           "admin settings: set the app's IANA time zone (e.g. Asia/Shanghai), with "
           "--period_kinds; unset: show the settings");
+ABSL_FLAG(bool, keep_sent_wall, false,
+          "settings: keep the sent wall (giftwall sent); with --time_zone");
 ABSL_FLAG(std::vector<std::string>, period_kinds, {},
           "admin settings: the period walls the app keeps besides the all-time one, any of "
           "day,week,month (none: the all-time wall only)");
@@ -61,7 +63,7 @@ const char kAdminUsage[] =
     "  catch-up [--limit=N] [--until_done]    project what the relay did not deliver\n"
     "  verify [--user_id=U] [--repair]        compare walls with their events; exit 4 on drift\n"
     "  rebuild                                rebuild every wall of the app from its events\n"
-    "  settings [--time_zone=Z --period_kinds=day,week,month]\n"
+    "  settings [--time_zone=Z --period_kinds=day,week,month --keep_sent_wall]\n"
     "                                         show, or replace, the app's zone and period walls\n"
     "  catalog import --file=F [--replace]    write the app's gift catalogue (role catalog;\n"
     "                                         any server: GiftWallService)\n"
@@ -365,7 +367,10 @@ int Verify(Stub& stub) {
   std::cout << "users checked: " << response.users_checked()
             << ", rows checked: " << response.rows_checked()
             << ", drifted rows: " << response.drifted();
-  if (request.repair()) std::cout << ", users repaired: " << response.repaired();
+  if (request.repair()) {
+    std::cout << ", users repaired: " << response.repaired()
+              << ", sent-wall rows repaired: " << response.sent_rows_repaired();
+  }
   std::cout << "\n";
   if (!response.unverifiable_users().empty()) {
     const int64_t n = response.unverifiable_users_size() + response.unverifiable_not_listed();
@@ -446,6 +451,7 @@ void PrintSettings(const v1::AppSettings& settings) {
       {"period walls:", settings.period_kinds().empty()
                             ? "none (the all-time wall only)"
                             : absl::StrJoin(settings.period_kinds(), ",")},
+      {"sent wall:", settings.keep_sent_wall() ? "kept" : "not kept"},
       {"changed:",
        absl::StrCat(FormatTimeMs(settings.changed_at_ms()), " by ", Cell(settings.changed_by()))},
   };
@@ -477,8 +483,10 @@ int Settings(Stub& stub) {
   grpc::ClientContext context;
   SetDeadline(&context);
   if (absl::GetFlag(FLAGS_time_zone).empty()) {
-    if (!absl::GetFlag(FLAGS_period_kinds).empty()) {
-      return Fail("--period_kinds needs --time_zone: the settings are replaced as a whole");
+    if (!absl::GetFlag(FLAGS_period_kinds).empty() || absl::GetFlag(FLAGS_keep_sent_wall)) {
+      return Fail(
+          "--period_kinds and --keep_sent_wall need --time_zone: the settings are replaced as a "
+          "whole");
     }
     v1::GetAppSettingsRequest request;
     request.set_app_code(app_code);
@@ -500,6 +508,7 @@ int Settings(Stub& stub) {
   for (const std::string& kind : absl::GetFlag(FLAGS_period_kinds)) {
     request.add_period_kinds(kind);
   }
+  request.set_keep_sent_wall(absl::GetFlag(FLAGS_keep_sent_wall));
   v1::SetAppSettingsResponse response;
   grpc::Status status = stub.SetAppSettings(&context, request, &response);
   if (!status.ok()) return AdminRpcFailed(status);
@@ -510,8 +519,8 @@ int Settings(Stub& stub) {
   std::cout << (response.changed() ? "changed: " : "unchanged: ") << response.note() << "\n";
   PrintSettings(response.settings());
   if (response.rebuild_needed()) {
-    std::cout << "to fold the earlier events into the periods: giftwall admin rebuild --app_code="
-              << app_code << "\n";
+    std::cout << "to fold the earlier events in: giftwall admin rebuild --app_code=" << app_code
+              << "\n";
   }
   return 0;
 }

@@ -34,15 +34,17 @@ ABSL_FLAG(std::string, sort, "count",
 ABSL_FLAG(bool, include_unlit, false,
           "wall: also the catalogue's on-sale gifts the wall lacks, after the lit ones");
 ABSL_FLAG(std::string, gift_id, "",
-          "senders, standing: which gift; sponsors: only this gift's (default: every gift)");
+          "senders, standing: which gift; sponsors: only this gift's (default: every gift); "
+          "sent: list this gift's receivers");
 ABSL_FLAG(std::string, period, "",
           "wall, senders, standing: \"\" all-time; day, week, month: the current one in the "
           "app's zone; day:2026-12-03, week:2026-W49, month:2026-12: one");
 ABSL_FLAG(std::string, period_kind, "month", "sponsors: day | week | month");
 ABSL_FLAG(int64_t, sender_user_id, 0, "standing, privacy: the sender");
 ABSL_FLAG(int64_t, viewer_user_id, 0,
-          "wall, senders, sponsors, standing: who is looking (0: nobody in particular); senders "
-          "who hid from them show as anonymous");
+          "wall, senders, sponsors, standing, sent: who is looking (0: nobody in particular); "
+          "senders who hid from them show as anonymous, and a sent wall shows them only what was "
+          "sent in the open");
 ABSL_FLAG(bool, hidden, true, "privacy: hide the sender from strangers (--nohidden: show again)");
 ABSL_FLAG(std::string, service, "readiness", "health: the health service name to check");
 
@@ -63,6 +65,8 @@ constexpr char kUsage[] =
     "      wall, senders, sponsors and standing take --viewer_user_id=V: who is looking\n"
     "  giftwall privacy --app_code=A --sender_user_id=S [--nohidden]\n"
     "      hide S from strangers on every wall of the app (or show S again)\n"
+    "  giftwall sent --app_code=A --user_id=U [--gift_id=G] [--viewer_user_id=V] [--all]\n"
+    "      what U sent, per gift (the app must keep the sent wall); with --gift_id, to whom\n"
     "  giftwall health [--service=readiness]\n"
     "  giftwall admin status|event|dead|requeue|catch-up|verify|rebuild|settings --app_code=A\n"
     "      operate the projection (server run with --enable_admin); `giftwall admin` for more\n"
@@ -230,6 +234,45 @@ int Privacy() {
   return 0;
 }
 
+int Sent() {
+  const std::string gift_id = absl::GetFlag(FLAGS_gift_id);
+  if (gift_id.empty()) {
+    v1::GetSentGiftsRequest request;
+    request.set_app_code(absl::GetFlag(FLAGS_app_code));
+    request.set_sender_user_id(absl::GetFlag(FLAGS_user_id));
+    request.set_viewer_user_id(absl::GetFlag(FLAGS_viewer_user_id));
+    request.set_page_size(absl::GetFlag(FLAGS_page_size));
+    request.set_page_token(absl::GetFlag(FLAGS_page_token));
+    return Paged<v1::GetSentGiftsRequest, v1::GetSentGiftsResponse>(
+        request,
+        [](grpc::ClientContext* context, const v1::GetSentGiftsRequest& r,
+           v1::GetSentGiftsResponse* page) { return WallStub()->GetSentGifts(context, r, page); },
+        [](const v1::GetSentGiftsResponse& page, v1::GetSentGiftsResponse* all) {
+          all->mutable_gifts()->MergeFrom(page.gifts());
+          all->set_next_page_token(page.next_page_token());
+        },
+        FormatSentTable);
+  }
+  v1::ListSentGiftReceiversRequest request;
+  request.set_app_code(absl::GetFlag(FLAGS_app_code));
+  request.set_sender_user_id(absl::GetFlag(FLAGS_user_id));
+  request.set_gift_id(gift_id);
+  request.set_viewer_user_id(absl::GetFlag(FLAGS_viewer_user_id));
+  request.set_page_size(absl::GetFlag(FLAGS_page_size));
+  request.set_page_token(absl::GetFlag(FLAGS_page_token));
+  return Paged<v1::ListSentGiftReceiversRequest, v1::ListSentGiftReceiversResponse>(
+      request,
+      [](grpc::ClientContext* context, const v1::ListSentGiftReceiversRequest& r,
+         v1::ListSentGiftReceiversResponse* page) {
+        return WallStub()->ListSentGiftReceivers(context, r, page);
+      },
+      [](const v1::ListSentGiftReceiversResponse& page, v1::ListSentGiftReceiversResponse* all) {
+        all->mutable_receivers()->MergeFrom(page.receivers());
+        all->set_next_page_token(page.next_page_token());
+      },
+      FormatSentReceiversTable);
+}
+
 int Health() {
   std::unique_ptr<grpc::health::v1::Health::Stub> stub =
       grpc::health::v1::Health::NewStub(Channel());
@@ -289,6 +332,7 @@ int main(int argc, char** argv) {
   if (command == "sponsors") return giftwall::client::Sponsors();
   if (command == "standing") return giftwall::client::Standing();
   if (command == "privacy") return giftwall::client::Privacy();
+  if (command == "sent") return giftwall::client::Sent();
   if (command == "health") return giftwall::client::Health();
   return giftwall::client::Fail(
       absl::StrCat("unknown command \"", command, "\"\n", giftwall::client::kUsage));

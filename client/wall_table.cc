@@ -92,6 +92,39 @@ std::string FormatSendersTable(const v1::ListGiftWallSendersResponse& page) {
   return out;
 }
 
+std::string FormatSentTable(const v1::GetSentGiftsResponse& page) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"GIFT", "NAME", "SENT", "COINS", "RECEIVERS", "FIRST SENT", "LAST SENT"});
+  for (const v1::SentGift& gift : page.gifts()) {
+    rows.push_back({absl::StrCat(gift.gift_id(), gift.anonymous() ? " (anonymous)" : ""),
+                    gift.gift_name().empty() ? "-" : gift.gift_name(),
+                    absl::StrCat(gift.sent_count()), absl::StrCat(gift.sent_coins()),
+                    absl::StrCat(gift.receiver_count()), FormatTimeMs(gift.first_sent_at_ms()),
+                    FormatTimeMs(gift.last_sent_at_ms())});
+  }
+  std::string out = page.gifts().empty() ? "(no sent gifts on this page)\n" : FormatTable(rows);
+  if (!page.next_page_token().empty()) {
+    absl::StrAppend(&out, "more: --page_token=", page.next_page_token(), "\n");
+  }
+  return out;
+}
+
+std::string FormatSentReceiversTable(const v1::ListSentGiftReceiversResponse& page) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"RECEIVER", "SENT", "COINS", "FIRST SENT", "LAST SENT"});
+  for (const v1::SentGiftReceiver& receiver : page.receivers()) {
+    rows.push_back({absl::StrCat(receiver.user_id(), receiver.anonymous() ? " (anonymous)" : ""),
+                    absl::StrCat(receiver.sent_count()), absl::StrCat(receiver.sent_coins()),
+                    FormatTimeMs(receiver.first_sent_at_ms()),
+                    FormatTimeMs(receiver.last_sent_at_ms())});
+  }
+  std::string out = page.receivers().empty() ? "(no receivers on this page)\n" : FormatTable(rows);
+  if (!page.next_page_token().empty()) {
+    absl::StrAppend(&out, "more: --page_token=", page.next_page_token(), "\n");
+  }
+  return out;
+}
+
 std::string FormatSponsorHistoryTable(const v1::ListSponsorHistoryResponse& page) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"PERIOD", "GIFT", "冠名", "SENT", "COINS", "REACHED AT", "PERIODS WON"});

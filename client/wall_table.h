@@ -24,6 +24,10 @@ std::string FormatSendersTable(const v1::ListGiftWallSendersResponse& page);
 // One page of a wall's 冠名 history as an aligned table, newest period first.
 std::string FormatSponsorHistoryTable(const v1::ListSponsorHistoryResponse& page);
 
+// A page of a sent wall, and of one sent gift's receivers.
+std::string FormatSentTable(const v1::GetSentGiftsResponse& page);
+std::string FormatSentReceiversTable(const v1::ListSentGiftReceiversResponse& page);
+
 // A sender's standing: what they and the 冠名 sent, what they need, their rank.
 std::string FormatStanding(const v1::GetSenderStandingResponse& standing);
 

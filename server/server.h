@@ -80,6 +80,7 @@ class Server {
   storage::WallRepository wall_;
   storage::CatalogRepository catalog_;
   storage::SenderPrivacyRepository privacy_;  // on the primary
+  storage::SentWallRepository sent_;          // read on the replica, as the walls
   storage::OutboxRepository outbox_;
   projection::GroupProjector projector_;
   projection::ProjectionEngine engine_;

@@ -67,6 +67,7 @@ absl::StatusOr<SettingsChange> DecideSettingsChange(const std::optional<AppSetti
   absl::StatusOr<std::vector<PeriodKind>> kinds = ParsePeriodKinds(request.period_kinds);
   if (!kinds.ok()) return kinds.status();
   change.settings.kinds = *std::move(kinds);
+  change.settings.keep_sent_wall = request.keep_sent_wall;
   change.settings.changed_by = request.caller;
   if (!current.has_value()) {
     change.settings.zones = {{INT64_MIN, request.time_zone}};
@@ -86,7 +87,8 @@ absl::StatusOr<SettingsChange> DecideSettingsChange(const std::optional<AppSetti
       change.settings.zones.push_back({now_ms, request.time_zone});
       change.zone_changed = true;
     }
-    change.changed = change.zone_changed || change.settings.kinds != current->kinds;
+    change.changed = change.zone_changed || change.settings.kinds != current->kinds ||
+                     change.settings.keep_sent_wall != current->keep_sent_wall;
   }
   if (!change.changed) {
     change.note = "settings unchanged";
@@ -97,18 +99,31 @@ absl::StatusOr<SettingsChange> DecideSettingsChange(const std::optional<AppSetti
   for (PeriodKind kind : change.settings.kinds) {
     if (!current.has_value() || !current->Keeps(kind)) added.push_back(kind);
   }
-  change.rebuild_needed = !added.empty() || change.zone_changed;
+  const bool periods_need_rebuild = !added.empty() || change.zone_changed;
+  const bool sent_wall_started =
+      change.settings.keep_sent_wall && (!current.has_value() || !current->keep_sent_wall);
+  change.rebuild_needed = periods_need_rebuild || sent_wall_started;
+  std::vector<std::string> notes;
   if (change.zone_changed) {
-    change.note = absl::StrCat(
-        "the new time zone takes effect for each kind at the end of its current period; ");
+    notes.push_back(
+        "the new time zone takes effect for each kind at the end of its current period");
   }
-  if (change.rebuild_needed) {
-    absl::StrAppend(&change.note, "periods hold only the events folded from now on",
-                    added.empty() ? "" : absl::StrCat(" (new: ", PeriodKindsList(added), ")"),
-                    ": run RebuildGiftWall to fold the earlier events into them");
-  } else {
-    absl::StrAppend(&change.note, "period kinds no longer kept are no longer written or read");
+  if (periods_need_rebuild) {
+    notes.push_back(
+        absl::StrCat("periods hold only the events folded from now on",
+                     added.empty() ? "" : absl::StrCat(" (new: ", PeriodKindsList(added), ")"),
+                     ": run RebuildGiftWall to fold the earlier events into them"));
+  } else if (current.has_value() && current->kinds != change.settings.kinds) {
+    notes.push_back("period kinds no longer kept are no longer written or read");
   }
+  if (sent_wall_started) {
+    notes.push_back(
+        "the sent wall holds only the events folded from now on: run RebuildGiftWall to add the "
+        "earlier ones");
+  } else if (current.has_value() && current->keep_sent_wall && !change.settings.keep_sent_wall) {
+    notes.push_back("the sent wall is no longer written or read");
+  }
+  change.note = absl::StrJoin(notes, "; ");
   return change;
 }
 

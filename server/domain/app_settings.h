@@ -23,6 +23,7 @@ struct AppSettings {
   std::vector<ZoneChange> zones;  // in order; the first covers all of history
   int64_t changed_at_ms = 0;      // when they last changed (database clock)
   std::string changed_by;
+  bool keep_sent_wall = false;  // keep the sent wall (DESIGN §2.19)
 
   bool Keeps(PeriodKind kind) const;
   const std::string& zone() const { return zones.back().zone; }
@@ -38,6 +39,7 @@ struct SettingsRequest {
   std::string time_zone;
   std::vector<std::string> period_kinds;
   std::string caller;
+  bool keep_sent_wall = false;
 };
 
 // A change decided: the settings to store, and what the caller is told.

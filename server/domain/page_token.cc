@@ -19,6 +19,7 @@ constexpr uint8_t kCatalogTokenKind = 5;
 // A wall's with include_unlit: kGiftWallTokenKind's fields and where the cursor is.
 constexpr uint8_t kGiftWallWithUnlitTokenKind = 6;
 constexpr uint8_t kSenderTokenKind = 7;
+constexpr uint8_t kSentTokenKind = 8;
 // A token longer than this was not issued by this service (the longest carries a 1 KiB error
 // filter and an event id).
 constexpr size_t kMaxTokenChars = 4096;
@@ -219,8 +220,7 @@ absl::StatusOr<SenderPageToken> DecodeSenderPageToken(absl::string_view token,
   if (!r || !r->Str(&out.app_code) || !r->Int(&out.user_id) || !r->Str(&out.gift_id) ||
       !r->Int(&out.cursor.sent_count) || !r->Int(&out.cursor.last_sent_at_ms) ||
       !r->Int(&out.cursor.tied_shown) || out.cursor.tied_shown < 1 ||
-      out.cursor.tied_shown > kMaxTiedShown ||
-      !OptionalStr(*r, &out.period) || !r->AtEnd()) {
+      out.cursor.tied_shown > kMaxTiedShown || !OptionalStr(*r, &out.period) || !r->AtEnd()) {
     return Malformed();
   }
   if (out.app_code != app_code || out.user_id != user_id || out.gift_id != gift_id) {
@@ -257,6 +257,34 @@ absl::StatusOr<SponsorHistoryPageToken> DecodeSponsorHistoryPageToken(
     return absl::InvalidArgumentError(
         "page_token was issued for another wall's history: pass it only with the app_code, "
         "user_id, period_kind and gift_id of the request that returned it");
+  }
+  return out;
+}
+
+std::string EncodeSentPageToken(const SentPageToken& token) {
+  TokenWriter w = StartToken(kSentTokenKind);
+  w.Str(token.app_code);
+  w.Int(token.sender_user_id);
+  w.Str(token.gift_id);
+  w.Str(token.after_gift);
+  w.Int(token.after_receiver);
+  return w.Finish();
+}
+
+absl::StatusOr<SentPageToken> DecodeSentPageToken(absl::string_view token,
+                                                  absl::string_view app_code,
+                                                  int64_t sender_user_id,
+                                                  absl::string_view gift_id) {
+  std::optional<TokenReader> r = OpenToken(token, {kSentTokenKind});
+  SentPageToken out;
+  if (!r || !r->Str(&out.app_code) || !r->Int(&out.sender_user_id) || !r->Str(&out.gift_id) ||
+      !r->Str(&out.after_gift) || !r->Int(&out.after_receiver) || !r->AtEnd()) {
+    return Malformed();
+  }
+  if (out.app_code != app_code || out.sender_user_id != sender_user_id || out.gift_id != gift_id) {
+    return absl::InvalidArgumentError(
+        "page_token was issued for another sent wall: pass it only with the app_code, "
+        "sender_user_id and gift_id of the request that returned it");
   }
   return out;
 }

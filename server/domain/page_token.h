@@ -102,6 +102,25 @@ absl::StatusOr<SponsorHistoryPageToken> DecodeSponsorHistoryPageToken(
     absl::string_view token, absl::string_view app_code, int64_t user_id,
     absl::string_view period_kind, absl::string_view gift_filter);
 
+// Where the next page of a sent wall (DESIGN §2.19) starts: after the gift `after_gift`
+// (GetSentGifts, `gift_id` empty), or after the receiver `after_receiver` of the sent gift
+// `gift_id` (ListSentGiftReceivers).
+struct SentPageToken {
+  std::string app_code;
+  int64_t sender_user_id = 0;
+  std::string gift_id;
+  std::string after_gift;
+  int64_t after_receiver = 0;
+};
+
+std::string EncodeSentPageToken(const SentPageToken& token);
+
+// Decodes `token` and checks that it was issued for (app_code, sender_user_id, gift_id).
+absl::StatusOr<SentPageToken> DecodeSentPageToken(absl::string_view token,
+                                                  absl::string_view app_code,
+                                                  int64_t sender_user_id,
+                                                  absl::string_view gift_id);
+
 // Where the next page of an app's gift catalogue starts: after this gift in catalogue order.
 struct CatalogPageToken {
   std::string app_code;

@@ -140,6 +140,37 @@ void CompareUser(int64_t user_id, UserEvidence& evidence, const AuditPeriods& pe
   report.drifted += static_cast<int64_t>(drifted_rows.size());
 }
 
+void CompareSent(const domain::SentWall& expected, const domain::SentWall& actual,
+                 size_t max_samples, VerifyReport& report) {
+  int64_t rows = 0;
+  std::vector<domain::WallDifference> diffs = domain::DiffSentWalls(expected, actual, &rows);
+  report.rows_checked += rows;
+  for (domain::WallDifference& d : diffs) {
+    domain::SentKey key{d.sender_user_id, d.gift_id};
+    if (report.drifted_sent.empty() || !(report.drifted_sent.back() == key)) {
+      report.drifted_sent.push_back(std::move(key));
+      ++report.drifted;
+    }
+    if (report.samples.size() < max_samples) {
+      const int64_t sender = d.sender_user_id;
+      report.samples.push_back({sender, std::move(d)});
+    }
+  }
+}
+
+std::vector<domain::SentKey> RebuildPlan::SentKeys(const domain::UserWall& actual) const {
+  std::set<domain::SentKey> keys;
+  for (const auto& [gift_id, row] : gifts) {
+    if (auto it = actual.find(gift_id); it != actual.end()) {
+      for (const auto& [sender, sent] : it->second.senders) keys.insert({sender, gift_id});
+    }
+    if (row.has_value()) {
+      for (const auto& [sender, sent] : row->senders) keys.insert({sender, gift_id});
+    }
+  }
+  return std::vector<domain::SentKey>(keys.begin(), keys.end());
+}
+
 absl::StatusOr<RebuildPlan> PlanRebuild(UserEvidence& evidence, const AuditPeriods& periods,
                                         int64_t max_wall_gifts) {
   absl::StatusOr<domain::UserWall> expected = ExpectedWall(evidence);

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "server/domain/app_settings.h"
+#include "server/domain/sent_wall.h"
 #include "server/domain/wall_fold.h"
 #include "server/storage/wall_audit_repository.h"
 
@@ -34,6 +35,10 @@ struct VerifyReport {
   std::vector<int64_t> unverifiable_users;  // ascending
   std::vector<WallDrift> samples;           // the first few differences
   int64_t repaired = 0;                     // drifted users rebuilt (VerifyAndRepair)
+  // The sent wall (DESIGN §2.19), for an app that keeps one: its rows that differ from the sum
+  // of their sender rows, in key order, and how many of them the repair set again.
+  std::vector<domain::SentKey> drifted_sent;
+  int64_t sent_repaired = 0;
 };
 
 // What the database holds for one user, and what its done events say it should hold.
@@ -79,6 +84,12 @@ absl::StatusOr<std::map<std::string, domain::UserWall>> ExpectedPeriodWalls(
 void CompareUser(int64_t user_id, UserEvidence& evidence, const AuditPeriods& periods,
                  size_t max_samples, VerifyReport& report);
 
+// Compares the sent rows of some senders with what their sender rows sum to (`expected`), into
+// `report`: the rows compared and drifted, the drifted keys, samples with the sender as user_id
+// and period "sent".
+void CompareSent(const domain::SentWall& expected, const domain::SentWall& actual,
+                 size_t max_samples, VerifyReport& report);
+
 // What a rebuild of one user writes.
 struct RebuildPlan {
   // The gifts to rewrite, with the row each must hold (none: removed).
@@ -87,6 +98,10 @@ struct RebuildPlan {
   std::map<std::pair<std::string, std::string>, std::optional<domain::WallRow>> period_gifts;
   size_t gifts_beyond_cap = 0;
   std::vector<std::string> killed;  // done events of the gifts beyond the cap: to go dead
+
+  // The sent rows (sender, gift) that the rewrite of the all-time gifts changes the sum of, given
+  // the rows the wall held (`actual`): the senders of each rewritten gift, before and after.
+  std::vector<domain::SentKey> SentKeys(const domain::UserWall& actual) const;
 };
 
 // Only the gifts that differ are rewritten; a wall is kept within `max_wall_gifts` as live

@@ -205,7 +205,7 @@ std::vector<std::string> AppsToFold(const std::vector<Owner>& owners, const Atte
 }
 
 absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& attempt,
-                                     const AppPeriods& periods) {
+                                     const FoldSettings& settings) {
   WritePlan apps;
   attempt.planned.clear();
   for (Claim& c : attempt.claims) {
@@ -231,7 +231,7 @@ absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& 
       w.status = LedgerStatus::kDone;
       c.folds = true;
       domain::FoldEvent fold{owner.event->event_id, owner.event->occurred_at_ms, *owner.payload};
-      if (auto it = periods.find(owner.app_code()); it != periods.end()) {
+      if (auto it = settings.periods.find(owner.app_code()); it != settings.periods.end()) {
         for (const domain::Period& period : it->second.Of(owner.event->occurred_at_ms)) {
           fold.periods.push_back(period.Name());
         }
@@ -245,6 +245,7 @@ absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& 
     InLedgerKeyOrder(app.inserts);
     InLedgerKeyOrder(app.updates);
     ASSIGN_OR_RETURN(app.deltas, domain::FoldDeltas(app.folds));
+    app.keep_sent_wall = settings.sent_walls.count(code) > 0;
   }
   return apps;
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -134,21 +135,27 @@ struct AppWrites {
   std::vector<storage::LedgerWrite> updates;
   std::vector<domain::FoldEvent> folds;
   domain::WallDeltas deltas;
+  bool keep_sent_wall = false;  // the folds also go into the senders' sent walls (§2.19)
 };
 using WritePlan = std::map<absl::string_view, AppWrites>;
 
-// Which periods each app's events are written into (DESIGN §2.15); an app not here writes its
-// all-time wall only.
-using AppPeriods = std::map<std::string, domain::PeriodsToWrite, std::less<>>;
+// What each app folds besides its all-time wall, by its settings as the group's transaction read
+// them: the periods its events are written into (DESIGN §2.15; an app not in `periods` writes
+// none), and whether it keeps the sent wall (§2.19).
+struct FoldSettings {
+  std::map<std::string, domain::PeriodsToWrite, std::less<>> periods;
+  std::set<std::string, std::less<>> sent_walls;
+};
 
 // The apps whose settings the attempt's claims need: those of the claims that fold.
 std::vector<std::string> AppsToFold(const std::vector<Owner>& owners, const Attempt& attempt);
 
 // Plans the writes of the attempt's claims, marking which fold and filling attempt.planned
-// afresh; each folding event into its all-time wall and its app's periods. OUT_OF_RANGE if the
-// fold overflows a total (Ending::kPermanent).
+// afresh; each folding event into its all-time wall and its app's periods, and (the app's
+// settings saying so) its sender's sent wall. OUT_OF_RANGE if the fold overflows a total
+// (Ending::kPermanent).
 absl::StatusOr<WritePlan> PlanWrites(const std::vector<Owner>& owners, Attempt& attempt,
-                                     const AppPeriods& periods = {});
+                                     const FoldSettings& settings = {});
 
 // The failure that the attempt's claims record (§2.7), per app: rows to insert if absent, rows
 // to update. A requeue's failure leaves the event dead as it was: the operator sees the error.

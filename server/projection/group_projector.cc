@@ -69,9 +69,10 @@ class GroupRun {
   Attempt Try(GroupSession& session, const std::vector<size_t>& part, bool claim_blind);
   // Runs the claims' transaction; returns how it ended.
   Ending Write(GroupSession& session, Attempt& attempt);
-  // The periods the claims' apps write their events into, by the settings read in this
+  // What the claims' apps fold besides their all-time walls, by the settings read in this
   // transaction.
-  absl::StatusOr<group::AppPeriods> ReadPeriods(GroupSession& session, const Attempt& attempt);
+  absl::StatusOr<group::FoldSettings> ReadFoldSettings(GroupSession& session,
+                                                       const Attempt& attempt);
   Ending WriteClaims(GroupSession& session, const group::WritePlan& plan, Attempt& attempt);
   Ending WriteFolds(GroupSession& session, const group::WritePlan& plan, Attempt& attempt);
   // After the merge of `app`'s `deltas` added new rows: marks the events of the gifts that the
@@ -180,9 +181,9 @@ Attempt GroupRun::Try(GroupSession& session, const std::vector<size_t>& part, bo
 Ending GroupRun::Write(GroupSession& session, Attempt& attempt) {
   if (absl::Status s = session.Begin(); !s.ok()) return attempt.Fail(s, Phase::kRead);
   RollbackUnlessCommitted tx(session);
-  absl::StatusOr<group::AppPeriods> periods = ReadPeriods(session, attempt);
-  if (!periods.ok()) return attempt.Fail(periods.status(), Phase::kRead);
-  absl::StatusOr<group::WritePlan> plan = group::PlanWrites(owners(), attempt, *periods);
+  absl::StatusOr<group::FoldSettings> settings = ReadFoldSettings(session, attempt);
+  if (!settings.ok()) return attempt.Fail(settings.status(), Phase::kRead);
+  absl::StatusOr<group::WritePlan> plan = group::PlanWrites(owners(), attempt, *settings);
   if (!plan.ok()) {
     attempt.cause = plan.status();
     return Ending::kPermanent;
@@ -192,7 +193,7 @@ Ending GroupRun::Write(GroupSession& session, Attempt& attempt) {
   if (!attempt.lost.empty()) {
     // Another caller claimed some of the events since they were read: only the claims that
     // stand are folded, and the others are read again after this transaction.
-    plan = group::PlanWrites(owners(), attempt, *periods);
+    plan = group::PlanWrites(owners(), attempt, *settings);
     if (!plan.ok()) {
       attempt.cause = plan.status();
       return Ending::kPermanent;
@@ -203,21 +204,22 @@ Ending GroupRun::Write(GroupSession& session, Attempt& attempt) {
   return Ending::kCommitted;
 }
 
-absl::StatusOr<group::AppPeriods> GroupRun::ReadPeriods(GroupSession& session,
-                                                        const Attempt& attempt) {
-  group::AppPeriods periods;
+absl::StatusOr<group::FoldSettings> GroupRun::ReadFoldSettings(GroupSession& session,
+                                                               const Attempt& attempt) {
+  group::FoldSettings fold;
   const std::vector<std::string> apps = group::AppsToFold(owners(), attempt);
-  if (apps.empty()) return periods;
+  if (apps.empty()) return fold;
   ASSIGN_OR_RETURN(storage::AppSettingsSnapshot settings, session.ReadSettings(apps));
   for (const auto& [app, app_settings] : settings.apps) {
+    if (app_settings.keep_sent_wall) fold.sent_walls.insert(app);
     if (app_settings.kinds.empty()) continue;
     // A zone the server cannot load fails the events (retried), never folds them as UTC.
     absl::StatusOr<domain::PeriodsToWrite> of_app =
         domain::PeriodsToWrite::Make(app_settings, retention_, settings.now_ms);
     if (!of_app.ok()) return Annotate(of_app.status(), absl::StrCat("app ", app));
-    periods.emplace(app, *std::move(of_app));
+    fold.periods.emplace(app, *std::move(of_app));
   }
-  return periods;
+  return fold;
 }
 
 Ending GroupRun::WriteClaims(GroupSession& session, const group::WritePlan& plan,
@@ -252,12 +254,23 @@ Ending GroupRun::WriteFolds(GroupSession& session, const group::WritePlan& plan,
     }
     absl::StatusOr<int64_t> added = session.MergeWalls(code, app.deltas, senders);
     if (!added.ok()) return attempt.Fail(added.status(), Phase::kFold);
-    if (*added == 0) continue;
-    absl::StatusOr<bool> refused = RefuseOverCap(session, code, app.deltas, attempt);
-    if (!refused.ok()) return attempt.Fail(refused.status(), Phase::kFold);
-    if (*refused) {
-      attempt.cause = absl::ResourceExhaustedError("gifts new to walls at the cap");
-      return Ending::kOverCap;  // rolled back as the transaction goes
+    if (*added > 0) {
+      absl::StatusOr<bool> refused = RefuseOverCap(session, code, app.deltas, attempt);
+      if (!refused.ok()) return attempt.Fail(refused.status(), Phase::kFold);
+      if (*refused) {
+        attempt.cause = absl::ResourceExhaustedError("gifts new to walls at the cap");
+        return Ending::kOverCap;  // rolled back as the transaction goes
+      }
+    }
+    if (!app.keep_sent_wall) continue;
+    // The sent rows last: every group locks its rows table by table in one order (§2.13).
+    absl::StatusOr<domain::SentWall> sent = domain::SentDeltasOf(app.deltas, *merged);
+    if (!sent.ok()) {
+      attempt.cause = sent.status();
+      return Ending::kPermanent;
+    }
+    if (absl::Status s = session.MergeSent(code, *sent); !s.ok()) {
+      return attempt.Fail(s, Phase::kFold);
     }
   }
   return Ending::kCommitted;

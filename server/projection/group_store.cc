@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "server/storage/sent_wall_store.h"
+
 namespace giftwall::projection {
 namespace {
 
@@ -52,6 +54,9 @@ class MysqlGroupSession final : public GroupSession {
       absl::string_view app_code, const domain::WallDeltas& deltas,
       const std::map<domain::WallKey, domain::SenderMerge>& senders) override {
     return store_.MergeWalls(app_code, deltas, senders);
+  }
+  absl::Status MergeSent(absl::string_view app_code, const domain::SentWall& deltas) override {
+    return storage::SentStatements(*conn_).Merge(app_code, deltas);
   }
   absl::StatusOr<std::map<int64_t, int64_t>> WallsOverCap(absl::string_view app_code,
                                                           absl::Span<const int64_t> user_ids,

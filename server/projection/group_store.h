@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "server/domain/sent_wall.h"
 #include "server/domain/wall_fold.h"
 #include "server/storage/app_settings_store.h"
 #include "server/storage/connection_pool.h"
@@ -52,6 +53,8 @@ class GroupSession {
   virtual absl::StatusOr<int64_t> MergeWalls(
       absl::string_view app_code, const domain::WallDeltas& deltas,
       const std::map<domain::WallKey, domain::SenderMerge>& senders) = 0;
+  // Adds the deltas to the senders' sent rows (storage::SentStatements::Merge).
+  virtual absl::Status MergeSent(absl::string_view app_code, const domain::SentWall& deltas) = 0;
   virtual absl::StatusOr<std::map<int64_t, int64_t>> WallsOverCap(
       absl::string_view app_code, absl::Span<const int64_t> user_ids, int64_t cap) = 0;
   virtual absl::StatusOr<std::map<domain::WallKey, int64_t>> GiftCounts(

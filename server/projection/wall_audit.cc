@@ -11,6 +11,7 @@
 #include "server/domain/wall_cap.h"
 #include "server/storage/app_settings_store.h"
 #include "server/storage/contention.h"
+#include "server/storage/sent_wall_store.h"
 
 namespace giftwall::projection {
 
@@ -70,7 +71,70 @@ absl::StatusOr<VerifyReport> WallAudit::Verify(absl::string_view app_code, int64
     if (user_id > 0 || hi == std::numeric_limits<int64_t>::max()) break;
     after = hi;
   }
+  RETURN_IF_ERROR(VerifySent(app_code, user_id, cancelled, max_samples, report));
   return report;
+}
+
+absl::StatusOr<bool> WallAudit::KeepsSentWall(storage::SqlConnection& conn,
+                                              absl::string_view app_code) {
+  const std::string app(app_code);
+  ASSIGN_OR_RETURN(storage::AppSettingsSnapshot snapshot,
+                   storage::ReadAppSettings(conn, {app}, /*shared_lock=*/false));
+  auto settings = snapshot.apps.find(app);
+  return settings != snapshot.apps.end() && settings->second.keep_sent_wall;
+}
+
+absl::Status WallAudit::VerifySent(absl::string_view app_code, int64_t sender_user_id,
+                                   const std::function<bool()>& cancelled, size_t max_samples,
+                                   VerifyReport& report) {
+  ASSIGN_OR_RETURN(storage::PooledConnection conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(const bool keeps, KeepsSentWall(*conn, app_code));
+  if (!keeps) return absl::OkStatus();
+  storage::SentStatements rows(*conn);
+  int64_t after = sender_user_id > 0 ? sender_user_id - 1 : 0;
+  for (;;) {
+    if (cancelled && cancelled()) return absl::CancelledError("the verify was cancelled");
+    // The sent rows and the sender rows they sum are written in one transaction: one snapshot
+    // sees them agree.
+    ASSIGN_OR_RETURN(const Transaction chunk,
+                     Transaction::Begin(*conn, Transaction::Isolation::kConsistentSnapshot));
+    int64_t hi = sender_user_id;
+    if (sender_user_id <= 0) {
+      ASSIGN_OR_RETURN(hi, rows.NextSenderChunkEnd(app_code, after));
+      if (hi == after) break;
+    }
+    ASSIGN_OR_RETURN(const domain::SentWall expected, rows.SumSenderRows(app_code, after, hi));
+    ASSIGN_OR_RETURN(const domain::SentWall actual, rows.SentRows(app_code, after, hi));
+    CompareSent(expected, actual, max_samples, report);
+    if (sender_user_id > 0 || hi == std::numeric_limits<int64_t>::max()) break;
+    after = hi;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> WallAudit::RecomputeSent(absl::string_view app_code,
+                                                 absl::Span<const domain::SentKey> keys) {
+  constexpr size_t kKeysPerTransaction = 100;
+  int64_t set = 0;
+  for (size_t begin = 0; begin < keys.size(); begin += kKeysPerTransaction) {
+    const absl::Span<const domain::SentKey> chunk = keys.subspan(begin, kKeysPerTransaction);
+    auto recompute = [&](storage::SqlConnection& conn) -> absl::StatusOr<bool> {
+      ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(conn));
+      RETURN_IF_ERROR(storage::SentStatements(conn).Recompute(app_code, chunk));
+      RETURN_IF_ERROR(tx.Commit());
+      return true;
+    };
+    RETURN_IF_ERROR(storage::RunWithContentionRetries<bool>(pool_, retry_, recompute).status());
+    set += static_cast<int64_t>(chunk.size());
+  }
+  return set;
+}
+
+absl::StatusOr<int64_t> WallAudit::RebuildSentWall(absl::string_view app_code,
+                                                   const std::function<bool()>& cancelled) {
+  VerifyReport report;
+  RETURN_IF_ERROR(VerifySent(app_code, 0, cancelled, 0, report));
+  return RecomputeSent(app_code, report.drifted_sent);
 }
 
 absl::StatusOr<VerifyReport> WallAudit::VerifyAndRepair(absl::string_view app_code, int64_t user_id,
@@ -83,6 +147,7 @@ absl::StatusOr<VerifyReport> WallAudit::VerifyAndRepair(absl::string_view app_co
     ASSIGN_OR_RETURN(const bool rebuilt, RebuildUser(app_code, user));
     report.repaired += rebuilt ? 1 : 0;
   }
+  ASSIGN_OR_RETURN(report.sent_repaired, RecomputeSent(app_code, report.drifted_sent));
   return report;
 }
 
@@ -119,15 +184,28 @@ absl::StatusOr<bool> WallAudit::RebuildUser(absl::string_view app_code, int64_t 
     ASSIGN_OR_RETURN(auto done, rows.DoneEvents(app_code, outbox_codes, user_id - 1, user_id));
     AddDoneEvents(app_code, std::move(done), before);
   }
-  return storage::RunWithContentionRetries<bool>(pool_, retry_, [&](storage::SqlConnection& conn) {
-    return RebuildLocked(conn, app_code, user_id, outbox_codes, before[user_id]);
-  });
+  std::vector<domain::SentKey> sent_keys;
+  ASSIGN_OR_RETURN(
+      const bool rebuilt,
+      storage::RunWithContentionRetries<bool>(pool_, retry_, [&](storage::SqlConnection& conn) {
+        sent_keys.clear();
+        return RebuildLocked(conn, app_code, user_id, outbox_codes, before[user_id], sent_keys);
+      }));
+  if (!sent_keys.empty()) {
+    // The walls' sender rows this rebuild rewrote are summed into their senders' sent rows
+    // again, once it has committed them.
+    ASSIGN_OR_RETURN(storage::PooledConnection conn, pool_.Acquire());
+    ASSIGN_OR_RETURN(const bool keeps, KeepsSentWall(*conn, app_code));
+    if (keeps) RETURN_IF_ERROR(RecomputeSent(app_code, sent_keys).status());
+  }
+  return rebuilt;
 }
 
 absl::StatusOr<bool> WallAudit::RebuildLocked(storage::SqlConnection& conn,
                                               absl::string_view app_code, int64_t user_id,
                                               const std::vector<std::string>& outbox_codes,
-                                              const UserEvidence& before) {
+                                              const UserEvidence& before,
+                                              std::vector<domain::SentKey>& sent_keys) {
   // REPEATABLE READ: the locking reads take next-key locks, so that a projection of a gift new
   // to this wall waits too, not only those of gifts already on it.
   ASSIGN_OR_RETURN(Transaction tx,
@@ -164,6 +242,7 @@ absl::StatusOr<bool> WallAudit::RebuildLocked(storage::SqlConnection& conn,
   for (const auto& [gift_id, row] : plan->gifts) {
     RETURN_IF_ERROR(rows.ReplaceGift(app_code, user_id, "", gift_id, row ? &*row : nullptr));
   }
+  sent_keys = plan->SentKeys(evidence.actual);
   for (const auto& [period_gift, row] : plan->period_gifts) {
     const auto& [period, gift_id] = period_gift;
     RETURN_IF_ERROR(rows.ReplaceGift(app_code, user_id, period, gift_id, row ? &*row : nullptr));

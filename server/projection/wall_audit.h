@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "server/domain/app_settings.h"
 #include "server/domain/backoff.h"
 #include "server/domain/wall_cap.h"
@@ -56,6 +57,21 @@ class WallAudit {
   // false, changing nothing, if the user cannot be recomputed.
   absl::StatusOr<bool> RebuildUser(absl::string_view app_code, int64_t user_id);
 
+  // The sent wall (DESIGN §2.19), for an app that keeps one (for any other, these do nothing).
+  // Its rows of every sender (or of one, if sender_user_id > 0) compared with the sum of their
+  // sender rows, each chunk of senders in one snapshot, into `report`.
+  absl::Status VerifySent(absl::string_view app_code, int64_t sender_user_id,
+                          const std::function<bool()>& cancelled, size_t max_samples,
+                          VerifyReport& report);
+  // Sets the sent rows of `keys` (in key order) to the sum of their sender rows, a chunk of keys
+  // per transaction; returns how many were set.
+  absl::StatusOr<int64_t> RecomputeSent(absl::string_view app_code,
+                                        absl::Span<const domain::SentKey> keys);
+  // RebuildGiftWall's last step, after every user's wall: the sent rows that differ from the sum
+  // of their sender rows are set again. Returns how many.
+  absl::StatusOr<int64_t> RebuildSentWall(absl::string_view app_code,
+                                          const std::function<bool()>& cancelled = nullptr);
+
   // Every user of the app with a ledger row or a wall row, ascending.
   absl::StatusOr<std::vector<int64_t>> ListUsers(absl::string_view app_code) {
     return repository_.ListUsers(app_code);
@@ -78,7 +94,10 @@ class WallAudit {
   // The rebuild's transaction, under the locks: `before` is what was read before them.
   absl::StatusOr<bool> RebuildLocked(storage::SqlConnection& conn, absl::string_view app_code,
                                      int64_t user_id, const std::vector<std::string>& outbox_codes,
-                                     const UserEvidence& before);
+                                     const UserEvidence& before,
+                                     std::vector<domain::SentKey>& sent_keys);
+  // Whether the app's settings keep the sent wall, read on `conn`.
+  absl::StatusOr<bool> KeepsSentWall(storage::SqlConnection& conn, absl::string_view app_code);
 
   storage::ConnectionPool& pool_;
   storage::WallAuditRepository repository_;

@@ -3,6 +3,8 @@
 #include <iterator>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace giftwall::reads {
 
 absl::StatusOr<std::optional<domain::Period>> PeriodResolver::Resolve(
@@ -18,6 +20,16 @@ absl::StatusOr<domain::HistoryWindow> PeriodResolver::History(const std::string&
   absl::StatusOr<Known> known = Lookup(app_code);
   if (!known.ok()) return known.status();
   return domain::ResolveHistory(kind, app_code, known->settings, retention_, DatabaseNowMs(*known));
+}
+
+absl::Status PeriodResolver::CheckKeepsSentWall(const std::string& app_code) {
+  absl::StatusOr<Known> known = Lookup(app_code);
+  if (!known.ok()) return known.status();
+  if (known->settings.has_value() && known->settings->keep_sent_wall) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("app ", app_code,
+                   " keeps no sent wall: its settings must say keep_sent_wall (admin "
+                   "SetAppSettings)"));
 }
 
 absl::StatusOr<PeriodResolver::Known> PeriodResolver::Lookup(const std::string& app_code) {

@@ -1,7 +1,8 @@
 // Which wall a reader's `period` names (DESIGN §2.15): "" all-time, "month" the current month in
-// the app's zone by the database's clock, "month:2026-12" one month. The app's settings and the
-// database's clock are read at most once per `max_age` per app, so a period read costs no more
-// statements than an all-time one; a change of settings reaches readers within that.
+// the app's zone by the database's clock, "month:2026-12" one month; and whether the app keeps a
+// sent wall to read (§2.19). The app's settings and the database's clock are read at most once
+// per `max_age` per app, so a period read costs no more statements than an all-time one; a
+// change of settings reaches readers within that.
 #ifndef GIFTWALL_SERVER_READS_PERIOD_RESOLVER_H_
 #define GIFTWALL_SERVER_READS_PERIOD_RESOLVER_H_
 
@@ -37,6 +38,10 @@ class PeriodResolver {
   absl::StatusOr<std::optional<domain::Period>> Resolve(const std::string& app_code,
                                                         const domain::PeriodSpec& spec)
       ABSL_LOCKS_EXCLUDED(mu_);
+
+  // OK if the app's settings keep the sent wall (DESIGN §2.19), FAILED_PRECONDITION naming the
+  // setting if not; may block on a read of the app's settings.
+  absl::Status CheckKeepsSentWall(const std::string& app_code) ABSL_LOCKS_EXCLUDED(mu_);
 
   // As domain::ResolveHistory; may block on a read of the app's settings.
   absl::StatusOr<domain::HistoryWindow> History(const std::string& app_code,

@@ -17,11 +17,11 @@ namespace {
 
 constexpr JsonColumn kAppColumns[] = {{0, "j_app", "VARCHAR(64) CHARACTER SET ascii"}};
 
-enum SettingsColumn { kApp, kKinds, kChangedAt, kChangedBy, kSince, kZone, kNow };
+enum SettingsColumn { kApp, kKinds, kChangedAt, kChangedBy, kKeepSent, kSince, kZone, kNow };
 constexpr ResultColumn kSettingsColumns[] = {
-    {kApp, "s.app_code"},         {kKinds, "s.period_kinds"}, {kChangedAt, "s.changed_at_ms"},
-    {kChangedBy, "s.changed_by"}, {kSince, "z.since_ms"},     {kZone, "z.time_zone"},
-    {kNow, GIFTWALL_DB_NOW_MS},
+    {kApp, "s.app_code"},         {kKinds, "s.period_kinds"},      {kChangedAt, "s.changed_at_ms"},
+    {kChangedBy, "s.changed_by"}, {kKeepSent, "s.keep_sent_wall"}, {kSince, "z.since_ms"},
+    {kZone, "z.time_zone"},       {kNow, GIFTWALL_DB_NOW_MS},
 };
 static_assert(InPositionOrder(kSettingsColumns));
 
@@ -61,7 +61,8 @@ ON DUPLICATE KEY UPDATE app_code = app_code)sql";
 
 constexpr absl::string_view kWriteSettings = R"sql(
 UPDATE giftwall_app_settings
-SET period_kinds = ?, changed_at_ms = ?, changed_by = ?, updated_at_ms = )sql" GIFTWALL_DB_NOW_MS
+SET period_kinds = ?, changed_at_ms = ?, changed_by = ?, keep_sent_wall = ?,
+    updated_at_ms = )sql" GIFTWALL_DB_NOW_MS
                                              R"sql(
 WHERE app_code = ?)sql";
 
@@ -88,6 +89,7 @@ absl::StatusOr<AppSettingsSnapshot> Read(SqlConnection& conn, const std::string&
       settings.kinds = kinds.ok() ? *std::move(kinds) : std::vector<domain::PeriodKind>{};
       settings.changed_at_ms = row.Int(kChangedAt);
       settings.changed_by = row.Str(kChangedBy);
+      settings.keep_sent_wall = row.Int(kKeepSent) != 0;
     }
     const int64_t since = row.Int(kSince);
     settings.zones.push_back({since == kFirstZoneSince ? INT64_MIN : since, row.Str(kZone)});
@@ -155,10 +157,10 @@ absl::StatusOr<domain::AppSettings> SettingsRepository::Update(const std::string
     current = std::move(it->second);
   }
   ASSIGN_OR_RETURN(domain::AppSettings settings, decide(current, now_ms));
-  RETURN_IF_ERROR(
-      conn->Execute(kWriteSettings, {domain::PeriodKindsList(settings.kinds),
-                                     settings.changed_at_ms, settings.changed_by, app_code})
-          .status());
+  RETURN_IF_ERROR(conn->Execute(kWriteSettings,
+                                {domain::PeriodKindsList(settings.kinds), settings.changed_at_ms,
+                                 settings.changed_by, int64_t{settings.keep_sent_wall}, app_code})
+                      .status());
   for (const domain::ZoneChange& zone : settings.zones) {
     const int64_t since = zone.since_ms == INT64_MIN ? kFirstZoneSince : zone.since_ms;
     RETURN_IF_ERROR(conn->Execute(kAddZone, {app_code, since, zone.zone}).status());

@@ -154,6 +154,7 @@ void FillSettings(const domain::AppSettings& settings, const domain::PeriodReten
   }
   out->set_changed_at_ms(settings.changed_at_ms);
   out->set_changed_by(settings.changed_by);
+  out->set_keep_sent_wall(settings.keep_sent_wall);
   // A zone whose data is missing here still shows, without when it takes effect.
   absl::StatusOr<domain::AppCalendar> calendar = domain::AppCalendar::Make(settings.zones);
   for (size_t i = 0; i < settings.zones.size(); ++i) {
@@ -437,6 +438,7 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
             out->set_period(d.difference.period);
           }
           response->set_repaired(report->repaired);
+          response->set_sent_rows_repaired(report->sent_repaired);
           return grpc::Status::OK;
         };
       });
@@ -462,7 +464,8 @@ grpc::ServerUnaryReactor* AdminService::SetAppSettings(grpc::CallbackServerConte
         domain::SettingsRequest change{
             request->time_zone(),
             {request->period_kinds().begin(), request->period_kinds().end()},
-            caller.empty() ? "(anyone: no access policy)" : caller};
+            caller.empty() ? "(anyone: no access policy)" : caller,
+            request->keep_sent_wall()};
         // The zone and the kinds are checked here, so that a bad one is refused at once.
         RETURN_IF_ERROR(domain::DecideSettingsChange(std::nullopt, change, 0).status());
         return [this, app_code, change = std::move(change), response] {

@@ -155,12 +155,12 @@ absl::StatusOr<int> PageSizeOf(int32_t requested, int default_size, int most) {
 
 // The checks every wall read shares: a valid app_code, a user_id > 0 and, for a paged read
 // (`limit` not null), a page_size >= 0. Returns the normalized app_code and the page size.
-absl::Status CheckWallRead(absl::string_view raw_app_code, int64_t user_id, int32_t page_size,
-                           std::string* app_code, int* limit) {
+absl::Status CheckWallRead(absl::string_view raw_app_code, absl::string_view user_field,
+                           int64_t user_id, int32_t page_size, std::string* app_code, int* limit) {
   absl::StatusOr<std::string> code = domain::NormalizeAppCode(raw_app_code);
   if (!code.ok()) return code.status();
   if (user_id <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("user_id must be > 0, got ", user_id));
+    return absl::InvalidArgumentError(absl::StrCat(user_field, " must be > 0, got ", user_id));
   }
   if (limit != nullptr) {
     absl::StatusOr<int> size = PageSizeOf(page_size, kDefaultPageSize, kMaxPageSize);
@@ -357,10 +357,11 @@ grpc::ServerUnaryReactor* GiftWallService::Project(
 grpc::Status GiftWallService::AdmitWallRead(const grpc::ServerContextBase& context,
                                             const std::string& app_code_in, int64_t user_id,
                                             int64_t viewer_user_id, bool paged,
-                                            int32_t page_size_in, AdmittedRead* read) const {
+                                            int32_t page_size_in, AdmittedRead* read,
+                                            absl::string_view user_field) const {
   if (grpc::Status s = access_.Admit(context, Role::kReader, &read->admission); !s.ok()) return s;
-  if (absl::Status s = CheckWallRead(app_code_in, user_id, page_size_in, &read->app_code,
-                                     paged ? &read->page_size : nullptr);
+  if (absl::Status s = CheckWallRead(app_code_in, user_field, user_id, page_size_in,
+                                     &read->app_code, paged ? &read->page_size : nullptr);
       !s.ok()) {
     return InvalidArgument("", s);
   }
@@ -756,6 +757,126 @@ grpc::ServerUnaryReactor* GiftWallService::SetSenderPrivacy(
         response->set_changed(*changed);
         return grpc::Status::OK;
       }));
+}
+
+absl::StatusOr<domain::SentView> GiftWallService::SentViewOf(const AdmittedRead& read,
+                                                             int64_t sender) {
+  RETURN_IF_ERROR(periods_.CheckKeepsSentWall(read.app_code));
+  bool opted_out = false;
+  if (domain::SentViewFor(read.viewer, sender, false) != domain::SentView::kWhole) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const domain::OptOuts> opt_outs, opt_outs_.Get(read.app_code));
+    opted_out = opt_outs->contains(sender);
+  }
+  return domain::SentViewFor(read.viewer, sender, opted_out);
+}
+
+grpc::ServerUnaryReactor* GiftWallService::GetSentGifts(grpc::CallbackServerContext* context,
+                                                        const v1::GetSentGiftsRequest* request,
+                                                        v1::GetSentGiftsResponse* response) {
+  AdmittedRead admitted;
+  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->sender_user_id(),
+                                     request->viewer_user_id(), /*paged=*/true,
+                                     request->page_size(), &admitted, "sender_user_id");
+      !s.ok()) {
+    return FinishNow(context, s);
+  }
+  std::optional<std::string> after;
+  if (!request->page_token().empty()) {
+    absl::StatusOr<domain::SentPageToken> token = domain::DecodeSentPageToken(
+        request->page_token(), admitted.app_code, request->sender_user_id(), "");
+    if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    after = std::move(token->after_gift);
+  }
+  return Offload(
+      context, workers_,
+      [this, admitted, sender = request->sender_user_id(), after = std::move(after), response] {
+        const std::string& app_code = admitted.app_code;
+        absl::StatusOr<domain::SentView> view = SentViewOf(admitted, sender);
+        if (!view.ok()) return ToGrpcStatus(view.status());
+        if (*view == domain::SentView::kNothing) return grpc::Status::OK;
+        absl::StatusOr<std::shared_ptr<const domain::CatalogIndex>> catalog =
+            catalogs_.Get(app_code);
+        if (!catalog.ok()) return ToGrpcStatus(catalog.status());
+        absl::StatusOr<storage::SentPage> page = sent_.ListSent(
+            app_code, sender, after,
+            /*shown_only=*/*view == domain::SentView::kInTheOpen, admitted.page_size);
+        if (!page.ok()) return ToGrpcStatus(page.status());
+        for (const storage::SentGift& gift : page->gifts) {
+          v1::SentGift* out = response->add_gifts();
+          out->set_gift_id(gift.gift_id);
+          out->set_sent_count(gift.row.sent_count);
+          out->set_sent_coins(gift.row.sent_coins);
+          out->set_receiver_count(gift.row.receiver_count);
+          out->set_first_sent_at_ms(gift.row.first_sent_at_ms);
+          out->set_last_sent_at_ms(gift.row.last_sent_at_ms);
+          out->set_anonymous(gift.row.anonymous);
+          if (const domain::CatalogGift* known = (*catalog)->Find(gift.gift_id)) {
+            out->set_gift_name(known->name);
+            out->set_gift_icon(known->icon);
+          }
+        }
+        if (page->has_more) {
+          response->set_next_page_token(
+              domain::EncodeSentPageToken({app_code, sender, "", page->gifts.back().gift_id, 0}));
+        }
+        return grpc::Status::OK;
+      });
+}
+
+grpc::ServerUnaryReactor* GiftWallService::ListSentGiftReceivers(
+    grpc::CallbackServerContext* context, const v1::ListSentGiftReceiversRequest* request,
+    v1::ListSentGiftReceiversResponse* response) {
+  AdmittedRead admitted;
+  if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->sender_user_id(),
+                                     request->viewer_user_id(), /*paged=*/true,
+                                     request->page_size(), &admitted, "sender_user_id");
+      !s.ok()) {
+    return FinishNow(context, s);
+  }
+  absl::StatusOr<std::string> gift_id = CheckGiftId(request->gift_id(), /*required=*/true);
+  if (!gift_id.ok()) return FinishNow(context, InvalidArgument("", gift_id.status()));
+  std::optional<int64_t> after;
+  if (!request->page_token().empty()) {
+    absl::StatusOr<domain::SentPageToken> token = domain::DecodeSentPageToken(
+        request->page_token(), admitted.app_code, request->sender_user_id(), *gift_id);
+    if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    after = token->after_receiver;
+  }
+  return Offload(context, workers_,
+                 [this, admitted, sender = request->sender_user_id(), gift_id = *std::move(gift_id),
+                  after, response] {
+                   const std::string& app_code = admitted.app_code;
+                   absl::StatusOr<domain::SentView> view = SentViewOf(admitted, sender);
+                   if (!view.ok()) return ToGrpcStatus(view.status());
+                   if (*view == domain::SentView::kNothing) return grpc::Status::OK;
+                   if (*view == domain::SentView::kInTheOpen) {
+                     // A gift sent anonymously at all shows no receiver: its sent row says so.
+                     absl::StatusOr<std::optional<domain::SentRow>> sent =
+                         sent_.GetSent(app_code, sender, gift_id);
+                     if (!sent.ok()) return ToGrpcStatus(sent.status());
+                     if (!sent->has_value() || !domain::Shows(*view, (*sent)->anonymous)) {
+                       return grpc::Status::OK;
+                     }
+                   }
+                   absl::StatusOr<storage::ReceiverPage> page =
+                       sent_.ListReceivers(app_code, sender, gift_id, after, admitted.page_size);
+                   if (!page.ok()) return ToGrpcStatus(page.status());
+                   for (const storage::SentReceiver& receiver : page->receivers) {
+                     if (!domain::Shows(*view, receiver.sent.anonymous)) continue;
+                     v1::SentGiftReceiver* out = response->add_receivers();
+                     out->set_user_id(receiver.user_id);
+                     out->set_sent_count(receiver.sent.sent_count);
+                     out->set_sent_coins(receiver.sent.sent_coins);
+                     out->set_first_sent_at_ms(receiver.sent.first_sent_at_ms);
+                     out->set_last_sent_at_ms(receiver.sent.last_sent_at_ms);
+                     out->set_anonymous(receiver.sent.anonymous);
+                   }
+                   if (page->has_more) {
+                     response->set_next_page_token(domain::EncodeSentPageToken(
+                         {app_code, sender, gift_id, "", page->receivers.back().user_id}));
+                   }
+                   return grpc::Status::OK;
+                 });
 }
 
 }  // namespace giftwall::transport

@@ -19,6 +19,7 @@
 #include "server/reads/wall_reader.h"
 #include "server/storage/catalog_repository.h"
 #include "server/storage/sender_privacy_repository.h"
+#include "server/storage/sent_wall_store.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/arena_allocator.h"
@@ -49,7 +50,8 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
                   reads::PeriodResolver& periods, storage::WallRepository& wall,
                   storage::CatalogRepository& catalog, reads::CatalogCache& catalogs,
                   storage::SenderPrivacyRepository& privacy, reads::OptOutCache& opt_outs,
-                  WorkerPool& workers, const AccessControl& access,
+                  storage::SentWallRepository& sent, WorkerPool& workers,
+                  const AccessControl& access,
                   const projection::OutboxPayloads* outbox_payloads = nullptr)
       : projection_(projection),
         reader_(reader),
@@ -59,6 +61,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
         catalogs_(catalogs),
         privacy_(privacy),
         opt_outs_(opt_outs),
+        sent_(sent),
         workers_(workers),
         access_(access),
         outbox_payloads_(outbox_payloads) {
@@ -92,6 +95,12 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   grpc::ServerUnaryReactor* SetSenderPrivacy(grpc::CallbackServerContext* context,
                                              const v1::SetSenderPrivacyRequest* request,
                                              v1::SetSenderPrivacyResponse* response) override;
+  grpc::ServerUnaryReactor* GetSentGifts(grpc::CallbackServerContext* context,
+                                         const v1::GetSentGiftsRequest* request,
+                                         v1::GetSentGiftsResponse* response) override;
+  grpc::ServerUnaryReactor* ListSentGiftReceivers(
+      grpc::CallbackServerContext* context, const v1::ListSentGiftReceiversRequest* request,
+      v1::ListSentGiftReceiversResponse* response) override;
 
  private:
   // Projects `unit` and answers with `fill`, or the status that kept it from being projected:
@@ -112,9 +121,15 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   // A wall read's caller and arguments: OK with *read filled in, or the status to answer
   // (UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED, INVALID_ARGUMENT). A read without
   // pages passes `paged` false.
+  // `user_field` names the user read in a refusal ("user_id" of a wall).
   grpc::Status AdmitWallRead(const grpc::ServerContextBase& context, const std::string& app_code_in,
                              int64_t user_id, int64_t viewer_user_id, bool paged,
-                             int32_t page_size_in, AdmittedRead* read) const;
+                             int32_t page_size_in, AdmittedRead* read,
+                             absl::string_view user_field = "user_id") const;
+
+  // What the admitted viewer sees of `sender`'s sent wall (DESIGN §2.19): FAILED_PRECONDITION if
+  // the app keeps none.
+  absl::StatusOr<domain::SentView> SentViewOf(const AdmittedRead& read, int64_t sender);
 
   // An audited write's caller and app (audit->app_code as the request gave it): OK with
   // *app_code normalized and audit->app_code set to it, or the status to answer (to be logged).
@@ -132,6 +147,7 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
   reads::CatalogCache& catalogs_;        // the wall reads'; a write here makes it read again
   storage::SenderPrivacyRepository& privacy_;  // on the primary
   reads::OptOutCache& opt_outs_;               // the wall reads'; a write here makes it read again
+  storage::SentWallRepository& sent_;
   WorkerPool& workers_;
   const AccessControl& access_;
   const projection::OutboxPayloads* const outbox_payloads_;

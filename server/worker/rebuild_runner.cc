@@ -106,6 +106,11 @@ void RebuildRunner::Run(std::unique_ptr<storage::RebuildLock> lock,
       ++progress.done;
       job->Update(progress);
     }
+    if (result.ok() && failed == 0) {
+      progress.phase = "rebuilding the sent wall";
+      job->Update(progress);
+      result = audit_.RebuildSentWall(app, [this] { return stopping_.load(); }).status();
+    }
     if (result.ok() && failed > 0) {
       result = absl::AbortedError(
           absl::StrCat("rebuilt ", progress.done, " of ", progress.total, " users; ", failed,

@@ -81,6 +81,29 @@ TEST(AppSettings, TheSameSettingsAgainChangeNothing) {
   EXPECT_FALSE(change->rebuild_needed);
 }
 
+TEST(AppSettings, Rule19_StartingTheSentWallNeedsARebuildAndStoppingItDoesNot) {
+  const AppSettings stored{{}, {{INT64_MIN, "UTC"}}, Utc(2026, 1, 1), "ops"};
+  SettingsRequest request = Request("UTC", {});
+  request.keep_sent_wall = true;
+  absl::StatusOr<SettingsChange> change = DecideSettingsChange(stored, request, Utc(2026, 12, 15));
+  ASSERT_TRUE(change.ok());
+  EXPECT_TRUE(change->changed);
+  EXPECT_TRUE(change->settings.keep_sent_wall);
+  EXPECT_TRUE(change->rebuild_needed);
+  EXPECT_THAT(change->note, HasSubstr("sent wall"));
+  EXPECT_THAT(change->note, HasSubstr("RebuildGiftWall"));
+  EXPECT_EQ(change->settings.changed_at_ms, Utc(2026, 12, 15));
+  // The same again changes nothing; stopping it needs no rebuild.
+  change = DecideSettingsChange(change->settings, request, Utc(2026, 12, 16));
+  ASSERT_TRUE(change.ok());
+  EXPECT_FALSE(change->changed);
+  change = DecideSettingsChange(change->settings, Request("UTC", {}), Utc(2026, 12, 16));
+  ASSERT_TRUE(change.ok());
+  EXPECT_TRUE(change->changed);
+  EXPECT_FALSE(change->rebuild_needed);
+  EXPECT_THAT(change->note, HasSubstr("no longer written"));
+}
+
 TEST(AppSettings, RetentionParsesEachKindAndRefusesWhatItCannotRead) {
   absl::StatusOr<PeriodRetention> retention = ParsePeriodRetention("month=3,day=0");
   ASSERT_TRUE(retention.ok());

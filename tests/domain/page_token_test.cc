@@ -232,6 +232,27 @@ TEST(SponsorHistoryPageToken, RoundTripsAndIsBoundToWallKindAndGift) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(SentPageToken, Rule19_RoundTripsAndIsBoundToItsSenderAndGift) {
+  const SentPageToken gifts{"demo", 9, "", "rose", 0};
+  absl::StatusOr<SentPageToken> out =
+      DecodeSentPageToken(EncodeSentPageToken(gifts), "demo", 9, "");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->after_gift, "rose");
+  const SentPageToken receivers{"demo", 9, "rose", "", 42};
+  out = DecodeSentPageToken(EncodeSentPageToken(receivers), "demo", 9, "rose");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->after_receiver, 42);
+  // Bound to the app, the sender and the gift; another kind of token is refused.
+  EXPECT_THAT(
+      std::string(
+          DecodeSentPageToken(EncodeSentPageToken(gifts), "demo", 10, "").status().message()),
+      ::testing::HasSubstr("another sent wall"));
+  EXPECT_FALSE(DecodeSentPageToken(EncodeSentPageToken(receivers), "demo", 9, "lily").ok());
+  EXPECT_FALSE(DecodeSentPageToken(EncodeSentPageToken(gifts), "other", 9, "").ok());
+  EXPECT_FALSE(
+      DecodeSentPageToken(EncodeCatalogPageToken({"demo", 1, "rose"}), "demo", 9, "").ok());
+}
+
 TEST(CatalogPageToken, RoundTripsAndIsBoundToItsApp) {
   const std::string encoded = EncodeCatalogPageToken({"demo", -3, "rose"});
   absl::StatusOr<CatalogPageToken> out = DecodeCatalogPageToken(encoded, "demo");

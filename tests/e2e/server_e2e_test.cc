@@ -30,6 +30,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/domain/page_token.h"
 #include "server/transport/admin_service.h"
 #include "tests/e2e/reflection_client.h"
 #include "tests/e2e/server_process.h"
@@ -1297,6 +1298,210 @@ TEST_F(SponsorE2eTest, Rule18_EachReadMasksTheSendersWhoHidFromAStrangerOnly) {
 // The gift catalogue (DESIGN §2.16): the gift-config service writes it through PutGiftCatalog,
 // readers list it in catalogue order, the CLI imports and shows it, every write is audited, and
 // a bad item is refused naming the item and field, with nothing written.
+// The sent wall (DESIGN §2.19): exact after the relay, the scan, a requeue and a rebuild, and
+// after drift is repaired; a stranger sees only what was sent in the open; the sender's opt-out
+// hides it all from strangers; an app that keeps none refuses to be read so.
+TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpenPartOnly) {
+  ServerProcess server(db_->url(), {"--enable_admin", "--catchup_interval=0"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  const std::string app = "sentwall";
+  auto client = [&](std::vector<std::string> args, int* code) {
+    std::vector<std::string> argv = {GIFTWALL_CLIENT_BIN,
+                                     absl::StrCat("--server=", server.address()),
+                                     absl::StrCat("--app_code=", app)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string output;
+    *code = RunCommand(argv, &output);
+    return output;
+  };
+  constexpr int64_t kT0 = 1'700'000'000'000;
+  int64_t at = kT0;
+  // Sender 9 to `receiver`, through the outbox (so that verify can fold it) and, if `relay`,
+  // the relay.
+  auto send = [&](const std::string& id, int64_t receiver, const std::string& gift, int count,
+                  bool anonymous, bool relay) {
+    std::string payload = absl::StrFormat(
+        R"({"target_user_id":%d,"gift_id":"%s","gift_count":%d,"coin_amount":%d,"sender_user_id":9%s})",
+        receiver, gift, count, count * 10, anonymous ? R"(,"anonymous":true)" : "");
+    db_->InsertOutbox(app, id, "WalletGiftDebited", payload, ++at);
+    if (relay) {
+      ASSERT_TRUE(Project(Message(app, id, payload, at), nullptr, &server).ok()) << id;
+    }
+  };
+  auto stub = v1::GiftWallService::NewStub(server.Channel());
+  // "gift count coins receivers first last [anonymous]" per gift, as `viewer` sees 9's.
+  auto sent = [&](int64_t viewer, grpc::Status* status = nullptr) {
+    std::vector<std::string> lines;
+    v1::GetSentGiftsRequest request;
+    request.set_app_code(app);
+    request.set_sender_user_id(9);
+    request.set_viewer_user_id(viewer);
+    request.set_page_size(1);
+    do {
+      grpc::ClientContext context;
+      v1::GetSentGiftsResponse page;
+      const grpc::Status s = stub->GetSentGifts(&context, request, &page);
+      if (status != nullptr) *status = s;
+      if (!s.ok()) return lines;
+      EXPECT_LE(page.gifts_size(), 1);
+      for (const v1::SentGift& g : page.gifts()) {
+        lines.push_back(absl::StrCat(g.gift_id(), " ", g.sent_count(), " ", g.sent_coins(), " ",
+                                     g.receiver_count(), " ", g.first_sent_at_ms() - kT0, " ",
+                                     g.last_sent_at_ms() - kT0, g.anonymous() ? " anonymous" : ""));
+      }
+      request.set_page_token(page.next_page_token());
+    } while (!request.page_token().empty());
+    return lines;
+  };
+  auto receivers = [&](const std::string& gift, int64_t viewer) {
+    std::vector<std::string> lines;
+    v1::ListSentGiftReceiversRequest request;
+    request.set_app_code(app);
+    request.set_sender_user_id(9);
+    request.set_gift_id(gift);
+    request.set_viewer_user_id(viewer);
+    request.set_page_size(1);
+    do {
+      grpc::ClientContext context;
+      v1::ListSentGiftReceiversResponse page;
+      const grpc::Status s = stub->ListSentGiftReceivers(&context, request, &page);
+      EXPECT_TRUE(s.ok()) << s.error_message();
+      if (!s.ok()) return lines;
+      for (const v1::SentGiftReceiver& r : page.receivers()) {
+        lines.push_back(absl::StrCat(r.user_id(), " ", r.sent_count(), r.anonymous() ? " a" : ""));
+      }
+      request.set_page_token(page.next_page_token());
+    } while (!request.page_token().empty());
+    return lines;
+  };
+  using ::testing::ElementsAre;
+  int code = -1;
+
+  // Before the app keeps a sent wall: refused, naming the setting; its events still fold.
+  send("S1", 1, "rose", 2, false, true);
+  grpc::Status status;
+  sent(9, &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("keep_sent_wall"));
+  EXPECT_THAT(client({"admin", "settings", "--time_zone=UTC", "--keep_sent_wall"}, &code),
+              HasSubstr("RebuildGiftWall"));
+  EXPECT_EQ(code, 0);
+  EXPECT_THAT(client({"admin", "settings"}, &code), HasSubstr("sent wall:     kept"));
+  // Readers see a change of settings within a second (the settings they cache).
+  for (int i = 0; i < 100 && (sent(9, &status), !status.ok()); ++i)
+    absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  // The relay, a bad payload that goes dead, and events the relay never delivered.
+  send("S2", 2, "rose", 1, false, true);
+  send("S3", 1, "rose", 3, false, true);
+  send("S4", 3, "car", 1, true, true);
+  send("S5", 2, "car", 1, false, false);
+  send("S6", 4, "rose", 4, false, false);
+  db_->InsertOutbox(app, "S7", "WalletGiftDebited", R"({"target_user_id":5,"gift_id":"rose"})",
+                    ++at);
+  client({"admin", "catch-up", "--until_done"}, &code);
+  EXPECT_EQ(code, 0);
+  // The wallet corrects S7's row; the operator requeues it.
+  db_->Exec(absl::StrCat(
+      "UPDATE wallet_outbox SET payload = "
+      R"('{"target_user_id":5,"gift_id":"rose","gift_count":1,"coin_amount":10,"sender_user_id":9}')"
+      " WHERE app_code = '",
+      app, "' AND event_id = 'S7'"));
+  EXPECT_THAT(client({"admin", "requeue", "--event_ids=S7"}, &code), HasSubstr("1"));
+  EXPECT_EQ(code, 0);
+  // What was folded before the sent wall was kept (S1) is missing until the rebuild: drift.
+  EXPECT_THAT(client({"admin", "verify"}, &code), HasSubstr("sent"));
+  EXPECT_EQ(code, 4);
+  const std::string rebuild = client({"admin", "rebuild", "--json"}, &code);
+  EXPECT_EQ(code, 0) << rebuild;
+  client({"admin", "verify"}, &code);
+  EXPECT_EQ(code, 0) << "no drift after the rebuild";
+
+  // The sender sees every gift: rose 2+1+3+4+1 to receivers 1, 2, 4, 5; car to 3 (anonymously)
+  // and 2.
+  const int64_t first_rose = 1, last_rose = 7, first_car = 4, last_car = 5;
+  EXPECT_THAT(sent(9),
+              ElementsAre(absl::StrCat("car 2 20 2 ", first_car, " ", last_car, " anonymous"),
+                          absl::StrCat("rose 11 110 4 ", first_rose, " ", last_rose)));
+  EXPECT_THAT(receivers("car", 9), ElementsAre("2 1", "3 1 a"));
+  EXPECT_THAT(receivers("rose", 9), ElementsAre("1 5", "2 1", "4 4", "5 1"));
+  // A stranger, and nobody in particular, see no gift any of which was sent anonymously: not its
+  // item, not its receivers.
+  for (int64_t stranger : {0, 1, 3}) {
+    EXPECT_THAT(sent(stranger),
+                ElementsAre(absl::StrCat("rose 11 110 4 ", first_rose, " ", last_rose)))
+        << stranger;
+    EXPECT_TRUE(receivers("car", stranger).empty()) << stranger;
+    EXPECT_THAT(receivers("rose", stranger), ElementsAre("1 5", "2 1", "4 4", "5 1"));
+  }
+  // The sender opts out: strangers see nothing, the sender everything.
+  auto privacy = [&](bool hidden) {
+    grpc::ClientContext context;
+    v1::SetSenderPrivacyRequest request;
+    request.set_app_code(app);
+    request.set_sender_user_id(9);
+    request.set_hidden(hidden);
+    v1::SetSenderPrivacyResponse response;
+    ASSERT_TRUE(stub->SetSenderPrivacy(&context, request, &response).ok());
+  };
+  privacy(true);
+  EXPECT_TRUE(sent(5).empty());
+  EXPECT_TRUE(receivers("rose", 5).empty());
+  EXPECT_EQ(sent(9).size(), 2u);
+  privacy(false);
+  EXPECT_EQ(sent(5).size(), 1u);
+
+  // Drift of every kind is found, named and repaired.
+  db_->Exec(absl::StrCat("UPDATE user_gift_sent SET sent_count = sent_count + 5 WHERE app_code = '",
+                         app, "' AND gift_id = 'rose'"));
+  db_->Exec(
+      absl::StrCat("DELETE FROM user_gift_sent WHERE app_code = '", app, "' AND gift_id = 'car'"));
+  db_->Exec(absl::StrCat(
+      "INSERT INTO user_gift_sent (app_code, sender_user_id, gift_id, sent_count, sent_coins, "
+      "receiver_count, first_sent_at_ms, last_sent_at_ms, anonymous, created_at_ms, "
+      "updated_at_ms) VALUES ('",
+      app, "', 77, 'ghost', 1, 1, 1, 1, 1, 0, 1, 1)"));
+  const std::string drift = client({"admin", "verify", "--json"}, &code);
+  EXPECT_EQ(code, 4) << drift;
+  EXPECT_THAT(drift, HasSubstr(R"("drifted": "3")"));
+  EXPECT_THAT(drift, HasSubstr(R"("field": "sent_count")"));
+  EXPECT_THAT(drift, HasSubstr(R"("period": "sent")"));
+  const std::string repaired = client({"admin", "verify", "--repair", "--json"}, &code);
+  EXPECT_THAT(repaired, HasSubstr(R"("sent_rows_repaired": "3")"));
+  client({"admin", "verify"}, &code);
+  EXPECT_EQ(code, 0) << "no drift after the repair";
+  EXPECT_EQ(sent(9).size(), 2u);
+
+  // Bad input names what is wrong; the CLI prints the wall.
+  {
+    grpc::ClientContext context;
+    v1::GetSentGiftsRequest request;
+    request.set_app_code(app);
+    v1::GetSentGiftsResponse response;
+    status = stub->GetSentGifts(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("sender_user_id must be > 0"));
+  }
+  {
+    grpc::ClientContext context;
+    v1::GetSentGiftsRequest request;
+    request.set_app_code(app);
+    request.set_sender_user_id(8);
+    request.set_page_token(
+        domain::EncodeSentPageToken({app, 9, "", "car", 0}));  // issued for another sender
+    v1::GetSentGiftsResponse response;
+    status = stub->GetSentGifts(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  const std::string shown = client({"sent", "--user_id=9", "--viewer_user_id=9"}, &code);
+  EXPECT_EQ(code, 0) << shown;
+  EXPECT_THAT(shown, HasSubstr("car (anonymous)"));
+  EXPECT_THAT(shown, HasSubstr("RECEIVERS"));
+  EXPECT_THAT(client({"sent", "--user_id=9", "--gift_id=rose"}, &code), HasSubstr("RECEIVER"));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(server.Terminate(), 0);
+}
+
 TEST_F(ServerE2eTest, Rule16_TheCatalogueIsWrittenListedImportedAndAudited) {
   auto stub = v1::GiftWallService::NewStub(server_->Channel());
   auto put = [&](const std::vector<std::tuple<std::string, int64_t, std::string>>& gifts,

@@ -407,6 +407,17 @@ TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
       v1::SetSenderPrivacyResponse response;
       return v1::GiftWallService::NewStub(channel)->SetSenderPrivacy(&context, request, &response);
     }
+    if (method == "GetSentGifts") {
+      v1::GetSentGiftsRequest request;
+      request.set_app_code("yoyo");
+      request.set_sender_user_id(6);
+      v1::GetSentGiftsResponse response;
+      const grpc::Status status =
+          v1::GiftWallService::NewStub(channel)->GetSentGifts(&context, request, &response);
+      // Let in, to be told that the app keeps no sent wall.
+      return status.error_code() == grpc::StatusCode::FAILED_PRECONDITION ? grpc::Status::OK
+                                                                          : status;
+    }
     if (method == "RunCatchUp") {
       v1::RunCatchUpRequest request;
       request.set_app_code("yoyo");
@@ -427,7 +438,7 @@ TEST_F(AccessPolicyTest, EveryRoleAgainstEveryMethod) {
       {"GetGiftWall", "feed (reader)"},  {"ListGiftWallSenders", "feed (reader)"},
       {"GetProjectionStatus", "oncall"}, {"RunCatchUp", "oncall"},
       {"PutGiftCatalog", "gift-config"}, {"ListGiftCatalog", "feed (reader)"},
-      {"SetSenderPrivacy", "profile"}};
+      {"SetSenderPrivacy", "profile"},   {"GetSentGifts", "feed (reader)"}};
   for (const auto& [method, allowed] : role_of) {
     for (const Who& who : callers) {
       const grpc::Status status = call(who, method);

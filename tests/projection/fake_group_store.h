@@ -37,6 +37,7 @@ enum class Call {
   kUpdateLedger,
   kMergeSenders,
   kMergeWalls,
+  kMergeSent,
   kWallsOverCap,
   kGiftCounts,
 };
@@ -60,6 +61,7 @@ struct FakeLedgerRow {
 struct FakeApp {
   std::map<std::string, FakeLedgerRow> ledger;       // by event id
   std::map<domain::WallKey, domain::WallRow> walls;  // all-time and period rows
+  domain::SentWall sent;
 };
 
 class FakeGroupStore final : public GroupStore {
@@ -225,6 +227,16 @@ class FakeGroupSession final : public GroupSession {
       if (!s.ok()) return DbError(storage::DbErrorKind::kPermanent, s.message());
     }
     return added;
+  }
+  absl::Status MergeSent(absl::string_view app_code, const domain::SentWall& deltas) override {
+    RETURN_IF_ERROR(Failure(Call::kMergeSent));
+    FakeApp& app = store_.apps()[std::string(app_code)];
+    for (const auto& [key, delta] : deltas) {
+      if (absl::Status s = domain::MergeSentRow(delta, &app.sent[key]); !s.ok()) {
+        return DbError(storage::DbErrorKind::kPermanent, s.message());
+      }
+    }
+    return absl::OkStatus();
   }
   absl::StatusOr<std::map<int64_t, int64_t>> WallsOverCap(absl::string_view app_code,
                                                           absl::Span<const int64_t> user_ids,

@@ -82,6 +82,27 @@ TEST_F(FakeStoreTest, AGroupCommitsItsClaimsAndItsFoldTogether) {
   EXPECT_EQ(store_.calls(Call::kReadLedger), 0) << "a relay group of new events is claimed blind";
 }
 
+TEST_F(FakeStoreTest, Rule19_TheSentWallIsFoldedWithTheWallOnlyWhereTheAppKeepsIt) {
+  EXPECT_THAT(Project({Event("E1", 7, "rose", 2, 9)}), ElementsAre("PROJECTED"));
+  EXPECT_TRUE(store_.app().sent.empty()) << "an app without settings keeps no sent wall";
+  EXPECT_EQ(store_.calls(Call::kMergeSent), 0);
+
+  domain::AppSettings settings;
+  settings.zones = {{INT64_MIN, "UTC"}};
+  settings.keep_sent_wall = true;
+  store_.settings["demo"] = settings;
+  // A deadlock at the sent rows rolls the whole group back: its retry folds each event once.
+  store_.Fail(Call::kMergeSent, DbError(DbErrorKind::kConflict, "deadlock"));
+  EXPECT_THAT(Project({Event("E2", 7, "rose", 3, 9), Event("E3", 8, "rose", 1, 9)}),
+              ElementsAre("PROJECTED", "PROJECTED"));
+  EXPECT_EQ(store_.calls(Call::kMergeSent), 2);
+  EXPECT_EQ(GiftCount(7, "rose"), 5);
+  // The sent wall holds what was folded since the app began keeping it: E2 and E3. Receiver 7
+  // was sent to before, so only receiver 8 is new to it.
+  EXPECT_EQ(store_.app().sent.at(domain::SentKey{9, "rose"}),
+            (domain::SentRow{4, 0, 1, kT0, kT0, false}));
+}
+
 TEST_F(FakeStoreTest, AnEventTwiceInAGroupIsFoldedOnce) {
   ProjectionUnit unit{{Event("E1", 7, "rose", 2), Event("E1", 7, "rose", 2)}, ProjectedBy::kRelay};
   std::vector<UnitResult> results = projector_.ProjectGroup({unit});

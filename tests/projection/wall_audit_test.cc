@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/projection/group_projector.h"
+#include "server/storage/app_settings_store.h"
 #include "tests/support/test_database.h"
 
 namespace giftwall::projection {
@@ -270,6 +271,79 @@ TEST_F(WallAuditTest, RebuildUnderLiveProjectionLosesAndDoublesNothing) {
   for (const WallDrift& d : report.samples) {
     ADD_FAILURE() << d.user_id << "/" << d.difference.gift_id << " " << d.difference.field << ": "
                   << d.difference.expected << " vs " << d.difference.actual;
+  }
+}
+
+// The sent wall (§2.19) is folded in the projection's transaction, and a repair sets a row to the
+// sum of its sender rows under the row's lock, so that a projection either is in the sum or adds
+// to it afterwards. With relays projecting while repairs of every sent row and rebuilds of a
+// damaged wall run all the while, no repair loses a projection's part (nothing repairs after the
+// relays stop), and verify finds the sent wall exact.
+TEST_F(WallAuditTest, Rule19_TheSentWallUnderLiveProjectionRepairAndRebuildLosesAndDoublesNothing) {
+  storage::SettingsRepository settings(pool_);
+  ASSERT_TRUE(settings
+                  .Update("demo",
+                          [](const std::optional<domain::AppSettings>& current, int64_t now_ms) {
+                            domain::SettingsRequest request{"UTC", {}, "test", true};
+                            absl::StatusOr<domain::SettingsChange> change =
+                                domain::DecideSettingsChange(current, request, now_ms);
+                            if (!change.ok()) {
+                              return absl::StatusOr<domain::AppSettings>(change.status());
+                            }
+                            return absl::StatusOr<domain::AppSettings>(change->settings);
+                          })
+                  .ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> relays;
+  for (int t = 0; t < 4; ++t) {
+    relays.emplace_back([&, t] {
+      std::unique_ptr<storage::SqlConnection> wallet = db_.Connect();
+      std::mt19937 rng(static_cast<unsigned>(t));
+      for (int i = 0; i < 120; ++i) {
+        const std::string id = absl::StrCat("T", t, "-", i);
+        const std::string payload = absl::StrFormat(
+            R"({"target_user_id":%d,"gift_id":"g%d","gift_count":1,"sender_user_id":%d%s})",
+            1 + rng() % 6, rng() % 8, 100 + rng() % 3,
+            rng() % 10 == 0 ? R"(,"anonymous":true)" : "");
+        testing::InsertOutbox(*wallet, "demo", id, "WalletGiftDebited", payload, kT0 + i);
+        absl::StatusOr<domain::ProjectionResult> r =
+            projection_.Project(GiftEvent{"demo", id, payload, kT0 + i}, ProjectedBy::kRelay);
+        if (!r.ok() && failures++ < 3) ADD_FAILURE() << r.status();
+      }
+    });
+  }
+  std::thread repairer([&] {
+    std::unique_ptr<storage::SqlConnection> vandal = db_.Connect();
+    std::vector<domain::SentKey> keys;
+    for (int64_t sender = 100; sender < 103; ++sender) {
+      for (int gift = 0; gift < 8; ++gift) keys.push_back({sender, absl::StrCat("g", gift)});
+    }
+    while (!stop) {
+      absl::Status damaged = vandal->ExecuteDirect(
+          "UPDATE user_gift_wall SET total_coins = total_coins + 1 WHERE user_id = 2");
+      if (!damaged.ok() && !storage::IsContention(damaged) && failures++ < 3) {
+        ADD_FAILURE() << damaged;
+      }
+      absl::StatusOr<int64_t> set = audit_.RecomputeSent("demo", keys);
+      if (!set.ok() && failures++ < 3) ADD_FAILURE() << set.status();
+      absl::StatusOr<bool> rebuilt = audit_.RebuildUser("demo", 2);
+      if (!rebuilt.ok() && failures++ < 3) ADD_FAILURE() << rebuilt.status();
+    }
+  });
+  for (std::thread& t : relays) t.join();
+  stop = true;
+  repairer.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(db_.QueryInt("SELECT SUM(sent_count) FROM user_gift_sent"), 480);
+  EXPECT_EQ(db_.QueryInt("SELECT SUM(receiver_count) FROM user_gift_sent"),
+            db_.QueryInt("SELECT COUNT(*) FROM user_gift_wall_sender"));
+  VerifyReport report = Verify();
+  EXPECT_EQ(report.drifted, 0);
+  for (const WallDrift& d : report.samples) {
+    ADD_FAILURE() << d.user_id << "/" << d.difference.gift_id << " " << d.difference.period << " "
+                  << d.difference.field << ": " << d.difference.expected << " vs "
+                  << d.difference.actual;
   }
 }
 

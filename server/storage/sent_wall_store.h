@@ -1,0 +1,103 @@
+// The sent wall's rows (DESIGN §2.19): user_gift_sent, and its receivers, which are the walls'
+// sender rows read by sender (idx_user_gift_wall_sender_by_sender). SentStatements run on the
+// caller's session, in its transaction (the projection's merge, verify and repair);
+// SentWallRepository reads pages on a pool. Rows only: who sees what is domain/sent_wall's.
+#ifndef GIFTWALL_SERVER_STORAGE_SENT_WALL_STORE_H_
+#define GIFTWALL_SERVER_STORAGE_SENT_WALL_STORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "server/domain/sent_wall.h"
+#include "server/storage/connection_pool.h"
+#include "server/storage/sql_connection.h"
+
+namespace giftwall::storage {
+
+class SentStatements {
+ public:
+  explicit SentStatements(SqlConnection& conn) : conn_(conn) {}
+
+  // Adds each delta to its sent row (inserting new ones), in key order: one statement. Strict
+  // mode makes an overflowing sum an error (1690).
+  absl::Status Merge(absl::string_view app_code, const domain::SentWall& deltas);
+
+  // The end of the next chunk of senders after `after`: (after, end] holds the sender rows of at
+  // most a chunk's worth of senders; INT64_MAX past the last one (sent rows without sender rows
+  // are in that chunk).
+  absl::StatusOr<int64_t> NextSenderChunkEnd(absl::string_view app_code, int64_t after);
+  // What the sender rows of the senders in (lo, hi] make of their sent rows: summed.
+  absl::StatusOr<domain::SentWall> SumSenderRows(absl::string_view app_code, int64_t lo,
+                                                 int64_t hi);
+  // The sent rows of the senders in (lo, hi].
+  absl::StatusOr<domain::SentWall> SentRows(absl::string_view app_code, int64_t lo, int64_t hi);
+
+  // Sets each sent row of `keys` (in key order) to what the sender rows make of it, or removes
+  // it if they make none. Each row is locked (inserted empty if absent) before its sender rows
+  // are summed as committed: a projection that merged one of them but has not reached the sent
+  // row yet adds its part after this transaction, one that has is waited for. Run in the
+  // caller's READ COMMITTED transaction.
+  absl::Status Recompute(absl::string_view app_code, absl::Span<const domain::SentKey> keys);
+
+ private:
+  SqlConnection& conn_;
+};
+
+// One sent gift as a reader sees it.
+struct SentGift {
+  std::string gift_id;
+  domain::SentRow row;
+};
+
+struct SentPage {
+  std::vector<SentGift> gifts;
+  bool has_more = false;
+};
+
+// One receiver of a sent gift: a wall's sender row of that sender and gift.
+struct SentReceiver {
+  int64_t user_id = 0;
+  domain::SenderRow sent;
+};
+
+struct ReceiverPage {
+  std::vector<SentReceiver> receivers;
+  bool has_more = false;
+};
+
+// The SQL of ListSent and ListReceivers, exposed so that their plans can be checked (EXPLAIN).
+absl::string_view SentGiftsQuery(bool after_cursor, bool shown_only);
+absl::string_view SentReceiversQuery(bool after_cursor);
+
+class SentWallRepository {
+ public:
+  explicit SentWallRepository(ConnectionPool& pool) : pool_(pool) {}
+
+  // A page of a sender's sent gifts in gift_id order, after `after_gift` if given; with
+  // `shown_only`, only those sent with no anonymous send.
+  absl::StatusOr<SentPage> ListSent(absl::string_view app_code, int64_t sender_user_id,
+                                    const std::optional<std::string>& after_gift, bool shown_only,
+                                    int limit);
+
+  // One sent row; none if the sender sent none of the gift.
+  absl::StatusOr<std::optional<domain::SentRow>> GetSent(absl::string_view app_code,
+                                                         int64_t sender_user_id,
+                                                         absl::string_view gift_id);
+
+  // A page of the receivers of one sent gift, by receiver id, after `after_receiver` if given.
+  absl::StatusOr<ReceiverPage> ListReceivers(absl::string_view app_code, int64_t sender_user_id,
+                                             absl::string_view gift_id,
+                                             std::optional<int64_t> after_receiver, int limit);
+
+ private:
+  ConnectionPool& pool_;
+};
+
+}  // namespace giftwall::storage
+
+#endif  // GIFTWALL_SERVER_STORAGE_SENT_WALL_STORE_H_
