@@ -38,8 +38,9 @@ ABSL_FLAG(bool, repair, false, "admin verify: rebuild the walls of users found d
 ABSL_FLAG(std::string, time_zone, "",
           "admin settings: set the app's IANA time zone (e.g. Asia/Shanghai), with "
           "--period_kinds; unset: show the settings");
-ABSL_FLAG(bool, keep_sent_wall, false,
-          "settings: keep the sent wall (giftwall sent); with --time_zone");
+ABSL_FLAG(std::optional<bool>, keep_sent_wall, std::nullopt,
+          "admin settings: true keeps the sent wall (giftwall sent), false stops it; unset "
+          "leaves it as it is; with --time_zone");
 ABSL_FLAG(std::vector<std::string>, period_kinds, {},
           "admin settings: the period walls the app keeps besides the all-time one, any of "
           "day,week,month (none: the all-time wall only)");
@@ -63,7 +64,7 @@ const char kAdminUsage[] =
     "  catch-up [--limit=N] [--until_done]    project what the relay did not deliver\n"
     "  verify [--user_id=U] [--repair]        compare walls with their events; exit 4 on drift\n"
     "  rebuild                                rebuild every wall of the app from its events\n"
-    "  settings [--time_zone=Z --period_kinds=day,week,month --keep_sent_wall]\n"
+    "  settings [--time_zone=Z --period_kinds=day,week,month --keep_sent_wall=true]\n"
     "                                         show, or replace, the app's zone and period walls\n"
     "  catalog import --file=F [--replace]    write the app's gift catalogue (role catalog;\n"
     "                                         any server: GiftWallService)\n"
@@ -483,7 +484,8 @@ int Settings(Stub& stub) {
   grpc::ClientContext context;
   SetDeadline(&context);
   if (absl::GetFlag(FLAGS_time_zone).empty()) {
-    if (!absl::GetFlag(FLAGS_period_kinds).empty() || absl::GetFlag(FLAGS_keep_sent_wall)) {
+    if (!absl::GetFlag(FLAGS_period_kinds).empty() ||
+        absl::GetFlag(FLAGS_keep_sent_wall).has_value()) {
       return Fail(
           "--period_kinds and --keep_sent_wall need --time_zone: the settings are replaced as a "
           "whole");
@@ -508,7 +510,9 @@ int Settings(Stub& stub) {
   for (const std::string& kind : absl::GetFlag(FLAGS_period_kinds)) {
     request.add_period_kinds(kind);
   }
-  request.set_keep_sent_wall(absl::GetFlag(FLAGS_keep_sent_wall));
+  if (const std::optional<bool> keep = absl::GetFlag(FLAGS_keep_sent_wall); keep.has_value()) {
+    request.set_keep_sent_wall(*keep);
+  }
   v1::SetAppSettingsResponse response;
   grpc::Status status = stub.SetAppSettings(&context, request, &response);
   if (!status.ok()) return AdminRpcFailed(status);

@@ -40,7 +40,7 @@ ABSL_FLAG(int, page_size, 0,
           "wall, senders, sponsors, admin dead: rows per page (0: the server's default, 50)");
 ABSL_FLAG(std::string, page_token, "",
           "wall, senders, sponsors, admin dead: next_page_token of the previous page");
-ABSL_FLAG(bool, all, false, "wall, senders, sponsors, admin dead: fetch every page");
+ABSL_FLAG(bool, all, false, "wall, senders, sponsors, sent, admin dead: fetch every page");
 
 namespace giftwall::client {
 namespace {

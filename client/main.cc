@@ -37,10 +37,10 @@ ABSL_FLAG(std::string, gift_id, "",
           "senders, standing: which gift; sponsors: only this gift's (default: every gift); "
           "sent: list this gift's receivers");
 ABSL_FLAG(std::string, period, "",
-          "wall, senders, standing: \"\" all-time; day, week, month: the current one in the "
-          "app's zone; day:2026-12-03, week:2026-W49, month:2026-12: one");
+          "wall, senders, standing, sent: \"\" all-time; day, week, month: the current one in "
+          "the app's zone; day:2026-12-03, week:2026-W49, month:2026-12: one");
 ABSL_FLAG(std::string, period_kind, "month", "sponsors: day | week | month");
-ABSL_FLAG(int64_t, sender_user_id, 0, "standing, privacy: the sender");
+ABSL_FLAG(int64_t, sender_user_id, 0, "standing, privacy: the sender; sent: as --user_id");
 ABSL_FLAG(int64_t, viewer_user_id, 0,
           "wall, senders, sponsors, standing, sent: who is looking (0: nobody in particular); "
           "senders who hid from them show as anonymous, and a sent wall shows them only what was "
@@ -66,7 +66,8 @@ constexpr char kUsage[] =
     "  giftwall privacy --app_code=A --sender_user_id=S [--nohidden]\n"
     "      hide S from strangers on every wall of the app (or show S again)\n"
     "  giftwall sent --app_code=A --user_id=U [--gift_id=G] [--viewer_user_id=V] [--all]\n"
-    "      what U sent, per gift (the app must keep the sent wall); with --gift_id, to whom\n"
+    "      what U sent, per gift (the app must keep the sent wall; --period too); with\n"
+    "      --gift_id, to whom\n"
     "  giftwall health [--service=readiness]\n"
     "  giftwall admin status|event|dead|requeue|catch-up|verify|rebuild|settings --app_code=A\n"
     "      operate the projection (server run with --enable_admin); `giftwall admin` for more\n"
@@ -236,13 +237,17 @@ int Privacy() {
 
 int Sent() {
   const std::string gift_id = absl::GetFlag(FLAGS_gift_id);
+  // The sender: --user_id (whose sent wall), or --sender_user_id as the other commands name one.
+  const int64_t sender = absl::GetFlag(FLAGS_user_id) != 0 ? absl::GetFlag(FLAGS_user_id)
+                                                           : absl::GetFlag(FLAGS_sender_user_id);
   if (gift_id.empty()) {
     v1::GetSentGiftsRequest request;
     request.set_app_code(absl::GetFlag(FLAGS_app_code));
-    request.set_sender_user_id(absl::GetFlag(FLAGS_user_id));
+    request.set_sender_user_id(sender);
     request.set_viewer_user_id(absl::GetFlag(FLAGS_viewer_user_id));
     request.set_page_size(absl::GetFlag(FLAGS_page_size));
     request.set_page_token(absl::GetFlag(FLAGS_page_token));
+    request.set_period(absl::GetFlag(FLAGS_period));
     return Paged<v1::GetSentGiftsRequest, v1::GetSentGiftsResponse>(
         request,
         [](grpc::ClientContext* context, const v1::GetSentGiftsRequest& r,
@@ -255,11 +260,12 @@ int Sent() {
   }
   v1::ListSentGiftReceiversRequest request;
   request.set_app_code(absl::GetFlag(FLAGS_app_code));
-  request.set_sender_user_id(absl::GetFlag(FLAGS_user_id));
+  request.set_sender_user_id(sender);
   request.set_gift_id(gift_id);
   request.set_viewer_user_id(absl::GetFlag(FLAGS_viewer_user_id));
   request.set_page_size(absl::GetFlag(FLAGS_page_size));
   request.set_page_token(absl::GetFlag(FLAGS_page_token));
+  request.set_period(absl::GetFlag(FLAGS_period));
   return Paged<v1::ListSentGiftReceiversRequest, v1::ListSentGiftReceiversResponse>(
       request,
       [](grpc::ClientContext* context, const v1::ListSentGiftReceiversRequest& r,

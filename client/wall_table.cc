@@ -102,7 +102,9 @@ std::string FormatSentTable(const v1::GetSentGiftsResponse& page) {
                     absl::StrCat(gift.receiver_count()), FormatTimeMs(gift.first_sent_at_ms()),
                     FormatTimeMs(gift.last_sent_at_ms())});
   }
-  std::string out = page.gifts().empty() ? "(no sent gifts on this page)\n" : FormatTable(rows);
+  std::string out = page.has_period() ? FormatPeriod(page.period()) : "";
+  absl::StrAppend(&out,
+                  page.gifts().empty() ? "(no sent gifts on this page)\n" : FormatTable(rows));
   if (!page.next_page_token().empty()) {
     absl::StrAppend(&out, "more: --page_token=", page.next_page_token(), "\n");
   }
@@ -118,7 +120,9 @@ std::string FormatSentReceiversTable(const v1::ListSentGiftReceiversResponse& pa
                     FormatTimeMs(receiver.first_sent_at_ms()),
                     FormatTimeMs(receiver.last_sent_at_ms())});
   }
-  std::string out = page.receivers().empty() ? "(no receivers on this page)\n" : FormatTable(rows);
+  std::string out = page.has_period() ? FormatPeriod(page.period()) : "";
+  absl::StrAppend(&out,
+                  page.receivers().empty() ? "(no receivers on this page)\n" : FormatTable(rows));
   if (!page.next_page_token().empty()) {
     absl::StrAppend(&out, "more: --page_token=", page.next_page_token(), "\n");
   }

@@ -67,7 +67,8 @@ absl::StatusOr<SettingsChange> DecideSettingsChange(const std::optional<AppSetti
   absl::StatusOr<std::vector<PeriodKind>> kinds = ParsePeriodKinds(request.period_kinds);
   if (!kinds.ok()) return kinds.status();
   change.settings.kinds = *std::move(kinds);
-  change.settings.keep_sent_wall = request.keep_sent_wall;
+  change.settings.keep_sent_wall =
+      request.keep_sent_wall.value_or(current.has_value() && current->keep_sent_wall);
   change.settings.changed_by = request.caller;
   if (!current.has_value()) {
     change.settings.zones = {{INT64_MIN, request.time_zone}};

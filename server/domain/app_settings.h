@@ -39,7 +39,7 @@ struct SettingsRequest {
   std::string time_zone;
   std::vector<std::string> period_kinds;
   std::string caller;
-  bool keep_sent_wall = false;
+  std::optional<bool> keep_sent_wall = std::nullopt;  // none: as it is (off for a new app)
 };
 
 // A change decided: the settings to store, and what the caller is told.

@@ -268,6 +268,7 @@ std::string EncodeSentPageToken(const SentPageToken& token) {
   w.Str(token.gift_id);
   w.Str(token.after_gift);
   w.Int(token.after_receiver);
+  w.Str(token.period);
   return w.Finish();
 }
 
@@ -278,7 +279,8 @@ absl::StatusOr<SentPageToken> DecodeSentPageToken(absl::string_view token,
   std::optional<TokenReader> r = OpenToken(token, {kSentTokenKind});
   SentPageToken out;
   if (!r || !r->Str(&out.app_code) || !r->Int(&out.sender_user_id) || !r->Str(&out.gift_id) ||
-      !r->Str(&out.after_gift) || !r->Int(&out.after_receiver) || !r->AtEnd()) {
+      !r->Str(&out.after_gift) || !r->Int(&out.after_receiver) || !r->Str(&out.period) ||
+      !r->AtEnd()) {
     return Malformed();
   }
   if (out.app_code != app_code || out.sender_user_id != sender_user_id || out.gift_id != gift_id) {

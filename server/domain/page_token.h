@@ -111,11 +111,13 @@ struct SentPageToken {
   std::string gift_id;
   std::string after_gift;
   int64_t after_receiver = 0;
+  std::string period;  // as GiftWallPageToken's
 };
 
 std::string EncodeSentPageToken(const SentPageToken& token);
 
-// Decodes `token` and checks that it was issued for (app_code, sender_user_id, gift_id).
+// Decodes `token` and checks that it was issued for (app_code, sender_user_id, gift_id); its
+// period is the caller's to check.
 absl::StatusOr<SentPageToken> DecodeSentPageToken(absl::string_view token,
                                                   absl::string_view app_code,
                                                   int64_t sender_user_id,

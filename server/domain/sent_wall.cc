@@ -1,6 +1,7 @@
 #include "server/domain/sent_wall.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 
@@ -15,59 +16,88 @@ void Differs(std::vector<WallDifference>& out, const SentKey& key, absl::string_
              int64_t expected, int64_t actual) {
   if (expected == actual) return;
   out.push_back({key.gift_id, key.sender_user_id, std::string(field), absl::StrCat(expected),
-                 absl::StrCat(actual), kSentWallName});
+                 absl::StrCat(actual), SentWallName(key.period)});
 }
 
-void DiffRow(const SentKey& key, const SentRow& e, const SentRow& a,
-             std::vector<WallDifference>& out) {
-  Differs(out, key, "sent_count", e.sent_count, a.sent_count);
-  Differs(out, key, "sent_coins", e.sent_coins, a.sent_coins);
-  Differs(out, key, "receiver_count", e.receiver_count, a.receiver_count);
-  Differs(out, key, "first_sent_at_ms", e.first_sent_at_ms, a.first_sent_at_ms);
-  Differs(out, key, "last_sent_at_ms", e.last_sent_at_ms, a.last_sent_at_ms);
-  Differs(out, key, "anonymous", e.anonymous, a.anonymous);
+void DiffTotals(const SentKey& key, absl::string_view prefix, const SentTotals& e,
+                const SentTotals& a, std::vector<WallDifference>& out) {
+  Differs(out, key, absl::StrCat(prefix, "sent_count"), e.sent_count, a.sent_count);
+  Differs(out, key, absl::StrCat(prefix, "sent_coins"), e.sent_coins, a.sent_coins);
+  Differs(out, key, absl::StrCat(prefix, "receiver_count"), e.receiver_count, a.receiver_count);
+  Differs(out, key, absl::StrCat(prefix, "first_sent_at_ms"), e.first_sent_at_ms,
+          a.first_sent_at_ms);
+  Differs(out, key, absl::StrCat(prefix, "last_sent_at_ms"), e.last_sent_at_ms, a.last_sent_at_ms);
 }
+
+const SentTotals kNone;
 
 }  // namespace
 
-absl::Status MergeSentRow(const SentRow& delta, SentRow* stored) {
-  if (stored->sent_count == 0) {
-    *stored = delta;
+std::string SentWallName(const std::string& period) {
+  return period.empty() ? "sent" : absl::StrCat("sent ", period);
+}
+
+absl::Status AddSent(const SentTotals& delta, SentTotals* total) {
+  if (delta.empty()) return absl::OkStatus();
+  if (total->empty()) {
+    *total = delta;
     return absl::OkStatus();
   }
-  SentRow merged = *stored;
-  if (!AddChecked(&merged.sent_count, delta.sent_count) ||
-      !AddChecked(&merged.sent_coins, delta.sent_coins) ||
-      !AddChecked(&merged.receiver_count, delta.receiver_count)) {
+  SentTotals sum = *total;
+  if (!AddChecked(&sum.sent_count, delta.sent_count) ||
+      !AddChecked(&sum.sent_coins, delta.sent_coins) ||
+      !AddChecked(&sum.receiver_count, delta.receiver_count)) {
     return absl::OutOfRangeError("the sent gift's totals would overflow int64");
   }
-  merged.first_sent_at_ms = std::min(merged.first_sent_at_ms, delta.first_sent_at_ms);
-  merged.last_sent_at_ms = std::max(merged.last_sent_at_ms, delta.last_sent_at_ms);
+  sum.first_sent_at_ms = std::min(sum.first_sent_at_ms, delta.first_sent_at_ms);
+  sum.last_sent_at_ms = std::max(sum.last_sent_at_ms, delta.last_sent_at_ms);
+  *total = sum;
+  return absl::OkStatus();
+}
+
+absl::Status MergeSentRow(const SentRow& delta, SentRow* stored) {
+  SentRow merged = *stored;
+  if (absl::Status s = AddSent(delta.all, &merged.all); !s.ok()) return s;
+  if (absl::Status s = AddSent(delta.open, &merged.open); !s.ok()) return s;
   merged.anonymous = merged.anonymous || delta.anonymous;
   *stored = merged;
   return absl::OkStatus();
 }
 
 SentRow SentOf(const SenderRow& sender) {
-  return SentRow{sender.sent_count,       sender.sent_coins,      1,
-                 sender.first_sent_at_ms, sender.last_sent_at_ms, sender.anonymous};
+  SentRow row;
+  row.all = SentTotals{sender.sent_count, sender.sent_coins, 1, sender.first_sent_at_ms,
+                       sender.last_sent_at_ms};
+  if (!sender.anonymous) row.open = row.all;
+  row.anonymous = sender.anonymous;
+  return row;
 }
 
-absl::StatusOr<SentWall> SentDeltasOf(
+absl::StatusOr<SentDeltas> SentDeltasOf(
     const WallDeltas& deltas, const std::map<WallKey, std::map<int64_t, SenderRow>>& merged) {
-  SentWall sent;
+  SentDeltas out;
+  std::set<SentKey> recount;
   for (const auto& [key, delta] : deltas) {
-    if (!key.period.empty() || delta.senders.empty()) continue;
-    const std::map<int64_t, SenderRow>& after = merged.at(key);
+    if (delta.senders.empty()) continue;
+    const std::map<int64_t, SenderRow>& after_merge = merged.at(key);
     for (const auto& [sender, row] : delta.senders) {
-      SentRow part = SentOf(row);
-      part.receiver_count = after.at(sender).sent_count == row.sent_count ? 1 : 0;
-      if (absl::Status s = MergeSentRow(part, &sent[SentKey{sender, key.gift_id}]); !s.ok()) {
-        return s;
+      const SenderRow& after = after_merge.at(sender);
+      const bool fresh = after.sent_count == row.sent_count;
+      SentRow part;
+      part.all = SentTotals{row.sent_count, row.sent_coins, fresh ? 1 : 0, row.first_sent_at_ms,
+                            row.last_sent_at_ms};
+      part.anonymous = row.anonymous;
+      SentKey sent_key{sender, key.gift_id, key.period};
+      if (!after.anonymous) {
+        part.open = part.all;  // open before too: the flag is sticky
+      } else if (!fresh && row.anonymous) {
+        recount.insert(sent_key);  // was it open until this send? the sum will say
       }
+      if (absl::Status s = MergeSentRow(part, &out.rows[sent_key]); !s.ok()) return s;
     }
   }
-  return sent;
+  out.recount_open.assign(recount.begin(), recount.end());
+  return out;
 }
 
 std::vector<WallDifference> DiffSentWalls(const SentWall& expected, const SentWall& actual,
@@ -78,15 +108,17 @@ std::vector<WallDifference> DiffSentWalls(const SentWall& expected, const SentWa
   while (e != expected.end() || a != actual.end()) {
     ++rows;
     if (a == actual.end() || (e != expected.end() && e->first < a->first)) {
-      out.push_back(
-          {e->first.gift_id, e->first.sender_user_id, "row", "present", "absent", kSentWallName});
+      out.push_back({e->first.gift_id, e->first.sender_user_id, "row", "present", "absent",
+                     SentWallName(e->first.period)});
       ++e;
     } else if (e == expected.end() || a->first < e->first) {
-      out.push_back(
-          {a->first.gift_id, a->first.sender_user_id, "row", "absent", "present", kSentWallName});
+      out.push_back({a->first.gift_id, a->first.sender_user_id, "row", "absent", "present",
+                     SentWallName(a->first.period)});
       ++a;
     } else {
-      DiffRow(e->first, e->second, a->second, out);
+      DiffTotals(e->first, "", e->second.all, a->second.all, out);
+      DiffTotals(e->first, "open_", e->second.open, a->second.open, out);
+      Differs(out, e->first, "anonymous", e->second.anonymous, a->second.anonymous);
       ++e;
       ++a;
     }
@@ -102,16 +134,16 @@ SentView SentViewFor(const Viewer& viewer, int64_t sender_user_id, bool sender_o
   return sender_opted_out ? SentView::kNothing : SentView::kInTheOpen;
 }
 
-bool Shows(SentView view, bool anonymous) {
+const SentTotals& ShownOf(SentView view, const SentRow& row) {
   switch (view) {
     case SentView::kWhole:
-      return true;
+      return row.all;
     case SentView::kInTheOpen:
-      return !anonymous;
+      return row.open;
     case SentView::kNothing:
-      return false;
+      return kNone;
   }
-  return false;
+  return kNone;
 }
 
 }  // namespace giftwall::domain

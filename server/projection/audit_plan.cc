@@ -145,20 +145,28 @@ void CompareSent(const domain::SentWall& expected, const domain::SentWall& actua
   int64_t rows = 0;
   std::vector<domain::WallDifference> diffs = domain::DiffSentWalls(expected, actual, &rows);
   report.rows_checked += rows;
+  if (diffs.empty()) return;
+  // The rows that differ, in key order: those on one side only, and those whose values differ.
+  std::set<domain::SentKey> drifted;
+  for (const auto* side : {&expected, &actual}) {
+    const domain::SentWall& other = side == &expected ? actual : expected;
+    for (const auto& [key, row] : *side) {
+      auto it = other.find(key);
+      if (it == other.end() || !(it->second == row)) drifted.insert(key);
+    }
+  }
+  report.drifted += static_cast<int64_t>(drifted.size());
+  report.drifted_sent.insert(report.drifted_sent.end(), drifted.begin(), drifted.end());
   for (domain::WallDifference& d : diffs) {
-    domain::SentKey key{d.sender_user_id, d.gift_id};
-    if (report.drifted_sent.empty() || !(report.drifted_sent.back() == key)) {
-      report.drifted_sent.push_back(std::move(key));
-      ++report.drifted;
-    }
-    if (report.samples.size() < max_samples) {
-      const int64_t sender = d.sender_user_id;
-      report.samples.push_back({sender, std::move(d)});
-    }
+    if (report.samples.size() >= max_samples) break;
+    const int64_t sender = d.sender_user_id;
+    report.samples.push_back({sender, std::move(d)});
   }
 }
 
-std::vector<domain::SentKey> RebuildPlan::SentKeys(const domain::UserWall& actual) const {
+std::vector<domain::SentKey> RebuildPlan::SentKeys(
+    const domain::UserWall& actual,
+    const std::map<std::string, domain::UserWall>& actual_periods) const {
   std::set<domain::SentKey> keys;
   for (const auto& [gift_id, row] : gifts) {
     if (auto it = actual.find(gift_id); it != actual.end()) {
@@ -166,6 +174,18 @@ std::vector<domain::SentKey> RebuildPlan::SentKeys(const domain::UserWall& actua
     }
     if (row.has_value()) {
       for (const auto& [sender, sent] : row->senders) keys.insert({sender, gift_id});
+    }
+  }
+  for (const auto& [period_gift, row] : period_gifts) {
+    const auto& [period, gift_id] = period_gift;
+    if (auto wall = actual_periods.find(period); wall != actual_periods.end()) {
+      if (auto it = wall->second.find(gift_id); it != wall->second.end()) {
+        for (const auto& [sender, sent] : it->second.senders)
+          keys.insert({sender, gift_id, period});
+      }
+    }
+    if (row.has_value()) {
+      for (const auto& [sender, sent] : row->senders) keys.insert({sender, gift_id, period});
     }
   }
   return std::vector<domain::SentKey>(keys.begin(), keys.end());

@@ -99,9 +99,12 @@ struct RebuildPlan {
   size_t gifts_beyond_cap = 0;
   std::vector<std::string> killed;  // done events of the gifts beyond the cap: to go dead
 
-  // The sent rows (sender, gift) that the rewrite of the all-time gifts changes the sum of, given
-  // the rows the wall held (`actual`): the senders of each rewritten gift, before and after.
-  std::vector<domain::SentKey> SentKeys(const domain::UserWall& actual) const;
+  // The sent rows (§2.19) whose sums the rewrite changes, given the rows the walls held
+  // (`actual`, all-time, and `actual_periods`, by period name): the senders of each rewritten
+  // gift, before and after, all-time and of each rewritten period.
+  std::vector<domain::SentKey> SentKeys(
+      const domain::UserWall& actual,
+      const std::map<std::string, domain::UserWall>& actual_periods) const;
 };
 
 // Only the gifts that differ are rewritten; a wall is kept within `max_wall_gifts` as live

@@ -264,7 +264,7 @@ Ending GroupRun::WriteFolds(GroupSession& session, const group::WritePlan& plan,
     }
     if (!app.keep_sent_wall) continue;
     // The sent rows last: every group locks its rows table by table in one order (§2.13).
-    absl::StatusOr<domain::SentWall> sent = domain::SentDeltasOf(app.deltas, *merged);
+    absl::StatusOr<domain::SentDeltas> sent = domain::SentDeltasOf(app.deltas, *merged);
     if (!sent.ok()) {
       attempt.cause = sent.status();
       return Ending::kPermanent;

@@ -55,7 +55,7 @@ class MysqlGroupSession final : public GroupSession {
       const std::map<domain::WallKey, domain::SenderMerge>& senders) override {
     return store_.MergeWalls(app_code, deltas, senders);
   }
-  absl::Status MergeSent(absl::string_view app_code, const domain::SentWall& deltas) override {
+  absl::Status MergeSent(absl::string_view app_code, const domain::SentDeltas& deltas) override {
     return storage::SentStatements(*conn_).Merge(app_code, deltas);
   }
   absl::StatusOr<std::map<int64_t, int64_t>> WallsOverCap(absl::string_view app_code,

@@ -54,7 +54,7 @@ class GroupSession {
       absl::string_view app_code, const domain::WallDeltas& deltas,
       const std::map<domain::WallKey, domain::SenderMerge>& senders) = 0;
   // Adds the deltas to the senders' sent rows (storage::SentStatements::Merge).
-  virtual absl::Status MergeSent(absl::string_view app_code, const domain::SentWall& deltas) = 0;
+  virtual absl::Status MergeSent(absl::string_view app_code, const domain::SentDeltas& deltas) = 0;
   virtual absl::StatusOr<std::map<int64_t, int64_t>> WallsOverCap(
       absl::string_view app_code, absl::Span<const int64_t> user_ids, int64_t cap) = 0;
   virtual absl::StatusOr<std::map<domain::WallKey, int64_t>> GiftCounts(

@@ -21,7 +21,7 @@ absl::StatusOr<int64_t> PeriodPruner::Prune(const std::string& app_code,
                        settings_.DeletePeriodRowsBefore(app_code, domain::PeriodKindName(kind),
                                                         oldest.key, rows_per_statement_));
       deleted += rows;
-      // Fewer than one statement's limit in all: neither statement left a row behind.
+      // Fewer than one statement's limit in all: no statement left a row behind.
       if (rows < rows_per_statement_) break;
     }
   }

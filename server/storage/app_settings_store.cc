@@ -131,7 +131,9 @@ absl::StatusOr<int64_t> SettingsRepository::DeletePeriodRowsBefore(const std::st
       "DELETE FROM user_gift_wall_period_sender WHERE app_code = ? AND period_kind = ? AND "
       "period_key < ? LIMIT ?",
       "DELETE FROM user_gift_wall_period WHERE app_code = ? AND period_kind = ? AND "
-      "period_key < ? LIMIT ?"};
+      "period_key < ? LIMIT ?",
+      "DELETE FROM user_gift_sent WHERE app_code = ? AND period_kind = ? AND period_key < ? "
+      "LIMIT ?"};
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   int64_t deleted = 0;
   for (absl::string_view sql : kDeletes) {

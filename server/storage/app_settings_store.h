@@ -48,9 +48,9 @@ class SettingsRepository {
   // One app's settings (if any) and the database's clock.
   absl::StatusOr<AppSettingsSnapshot> Snapshot(const std::string& app_code);
 
-  // Deletes up to `limit` period wall rows, and as many sender rows, of one kind of an app whose
-  // keys sort before `key` (keys of a kind sort as their periods do), each its own statement
-  // through the prune indexes. Returns the rows deleted.
+  // Deletes up to `limit` period wall rows, and as many sender rows and sent-wall rows (§2.19),
+  // of one kind of an app whose keys sort before `key` (keys of a kind sort as their periods do),
+  // each its own statement through the prune indexes. Returns the rows deleted.
   absl::StatusOr<int64_t> DeletePeriodRowsBefore(const std::string& app_code,
                                                  absl::string_view kind, absl::string_view key,
                                                  int64_t limit);

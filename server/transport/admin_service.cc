@@ -465,7 +465,8 @@ grpc::ServerUnaryReactor* AdminService::SetAppSettings(grpc::CallbackServerConte
             request->time_zone(),
             {request->period_kinds().begin(), request->period_kinds().end()},
             caller.empty() ? "(anyone: no access policy)" : caller,
-            request->keep_sent_wall()};
+            request->has_keep_sent_wall() ? std::optional<bool>(request->keep_sent_wall())
+                                          : std::nullopt};
         // The zone and the kinds are checked here, so that a bad one is refused at once.
         RETURN_IF_ERROR(domain::DecideSettingsChange(std::nullopt, change, 0).status());
         return [this, app_code, change = std::move(change), response] {

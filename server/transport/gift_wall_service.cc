@@ -759,15 +759,19 @@ grpc::ServerUnaryReactor* GiftWallService::SetSenderPrivacy(
       }));
 }
 
-absl::StatusOr<domain::SentView> GiftWallService::SentViewOf(const AdmittedRead& read,
-                                                             int64_t sender) {
+absl::StatusOr<GiftWallService::SentRead> GiftWallService::ReadSent(
+    const AdmittedRead& read, int64_t sender, const domain::PeriodSpec& spec) {
   RETURN_IF_ERROR(periods_.CheckKeepsSentWall(read.app_code));
+  SentRead out;
+  ASSIGN_OR_RETURN(out.period, periods_.Resolve(read.app_code, spec));
+  if (out.period.has_value()) out.period_name = out.period->Name();
   bool opted_out = false;
   if (domain::SentViewFor(read.viewer, sender, false) != domain::SentView::kWhole) {
     ASSIGN_OR_RETURN(std::shared_ptr<const domain::OptOuts> opt_outs, opt_outs_.Get(read.app_code));
     opted_out = opt_outs->contains(sender);
   }
-  return domain::SentViewFor(read.viewer, sender, opted_out);
+  out.view = domain::SentViewFor(read.viewer, sender, opted_out);
+  return out;
 }
 
 grpc::ServerUnaryReactor* GiftWallService::GetSentGifts(grpc::CallbackServerContext* context,
@@ -780,44 +784,51 @@ grpc::ServerUnaryReactor* GiftWallService::GetSentGifts(grpc::CallbackServerCont
       !s.ok()) {
     return FinishNow(context, s);
   }
+  absl::StatusOr<domain::PeriodSpec> spec = domain::ParsePeriodSpec(request->period());
+  if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
   std::optional<std::string> after;
   if (!request->page_token().empty()) {
     absl::StatusOr<domain::SentPageToken> token = domain::DecodeSentPageToken(
         request->page_token(), admitted.app_code, request->sender_user_id(), "");
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    spec = domain::ContinuePeriod(*spec, token->period);
+    if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
     after = std::move(token->after_gift);
   }
   return Offload(
       context, workers_,
-      [this, admitted, sender = request->sender_user_id(), after = std::move(after), response] {
+      [this, admitted, sender = request->sender_user_id(), spec = *std::move(spec),
+       after = std::move(after), response] {
         const std::string& app_code = admitted.app_code;
-        absl::StatusOr<domain::SentView> view = SentViewOf(admitted, sender);
-        if (!view.ok()) return ToGrpcStatus(view.status());
-        if (*view == domain::SentView::kNothing) return grpc::Status::OK;
+        absl::StatusOr<SentRead> read = ReadSent(admitted, sender, spec);
+        if (!read.ok()) return ToGrpcStatus(read.status());
+        if (read->period.has_value()) Fill(*read->period, response->mutable_period());
+        if (read->view == domain::SentView::kNothing) return grpc::Status::OK;
         absl::StatusOr<std::shared_ptr<const domain::CatalogIndex>> catalog =
             catalogs_.Get(app_code);
         if (!catalog.ok()) return ToGrpcStatus(catalog.status());
         absl::StatusOr<storage::SentPage> page = sent_.ListSent(
-            app_code, sender, after,
-            /*shown_only=*/*view == domain::SentView::kInTheOpen, admitted.page_size);
+            app_code, sender, read->period_name, after,
+            /*shown_only=*/read->view == domain::SentView::kInTheOpen, admitted.page_size);
         if (!page.ok()) return ToGrpcStatus(page.status());
         for (const storage::SentGift& gift : page->gifts) {
+          const domain::SentTotals& shown = domain::ShownOf(read->view, gift.row);
           v1::SentGift* out = response->add_gifts();
           out->set_gift_id(gift.gift_id);
-          out->set_sent_count(gift.row.sent_count);
-          out->set_sent_coins(gift.row.sent_coins);
-          out->set_receiver_count(gift.row.receiver_count);
-          out->set_first_sent_at_ms(gift.row.first_sent_at_ms);
-          out->set_last_sent_at_ms(gift.row.last_sent_at_ms);
-          out->set_anonymous(gift.row.anonymous);
+          out->set_sent_count(shown.sent_count);
+          out->set_sent_coins(shown.sent_coins);
+          out->set_receiver_count(shown.receiver_count);
+          out->set_first_sent_at_ms(shown.first_sent_at_ms);
+          out->set_last_sent_at_ms(shown.last_sent_at_ms);
+          out->set_anonymous(read->view == domain::SentView::kWhole && gift.row.anonymous);
           if (const domain::CatalogGift* known = (*catalog)->Find(gift.gift_id)) {
             out->set_gift_name(known->name);
             out->set_gift_icon(known->icon);
           }
         }
         if (page->has_more) {
-          response->set_next_page_token(
-              domain::EncodeSentPageToken({app_code, sender, "", page->gifts.back().gift_id, 0}));
+          response->set_next_page_token(domain::EncodeSentPageToken(
+              {app_code, sender, "", page->gifts.back().gift_id, 0, read->period_name}));
         }
         return grpc::Status::OK;
       });
@@ -835,48 +846,48 @@ grpc::ServerUnaryReactor* GiftWallService::ListSentGiftReceivers(
   }
   absl::StatusOr<std::string> gift_id = CheckGiftId(request->gift_id(), /*required=*/true);
   if (!gift_id.ok()) return FinishNow(context, InvalidArgument("", gift_id.status()));
+  absl::StatusOr<domain::PeriodSpec> spec = domain::ParsePeriodSpec(request->period());
+  if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
   std::optional<int64_t> after;
   if (!request->page_token().empty()) {
     absl::StatusOr<domain::SentPageToken> token = domain::DecodeSentPageToken(
         request->page_token(), admitted.app_code, request->sender_user_id(), *gift_id);
     if (!token.ok()) return FinishNow(context, InvalidArgument("", token.status()));
+    spec = domain::ContinuePeriod(*spec, token->period);
+    if (!spec.ok()) return FinishNow(context, InvalidArgument("", spec.status()));
     after = token->after_receiver;
   }
-  return Offload(context, workers_,
-                 [this, admitted, sender = request->sender_user_id(), gift_id = *std::move(gift_id),
-                  after, response] {
-                   const std::string& app_code = admitted.app_code;
-                   absl::StatusOr<domain::SentView> view = SentViewOf(admitted, sender);
-                   if (!view.ok()) return ToGrpcStatus(view.status());
-                   if (*view == domain::SentView::kNothing) return grpc::Status::OK;
-                   if (*view == domain::SentView::kInTheOpen) {
-                     // A gift sent anonymously at all shows no receiver: its sent row says so.
-                     absl::StatusOr<std::optional<domain::SentRow>> sent =
-                         sent_.GetSent(app_code, sender, gift_id);
-                     if (!sent.ok()) return ToGrpcStatus(sent.status());
-                     if (!sent->has_value() || !domain::Shows(*view, (*sent)->anonymous)) {
-                       return grpc::Status::OK;
-                     }
-                   }
-                   absl::StatusOr<storage::ReceiverPage> page =
-                       sent_.ListReceivers(app_code, sender, gift_id, after, admitted.page_size);
-                   if (!page.ok()) return ToGrpcStatus(page.status());
-                   for (const storage::SentReceiver& receiver : page->receivers) {
-                     if (!domain::Shows(*view, receiver.sent.anonymous)) continue;
-                     v1::SentGiftReceiver* out = response->add_receivers();
-                     out->set_user_id(receiver.user_id);
-                     out->set_sent_count(receiver.sent.sent_count);
-                     out->set_sent_coins(receiver.sent.sent_coins);
-                     out->set_first_sent_at_ms(receiver.sent.first_sent_at_ms);
-                     out->set_last_sent_at_ms(receiver.sent.last_sent_at_ms);
-                     out->set_anonymous(receiver.sent.anonymous);
-                   }
-                   if (page->has_more) {
-                     response->set_next_page_token(domain::EncodeSentPageToken(
-                         {app_code, sender, gift_id, "", page->receivers.back().user_id}));
-                   }
-                   return grpc::Status::OK;
-                 });
+  return Offload(
+      context, workers_,
+      [this, admitted, sender = request->sender_user_id(), gift_id = *std::move(gift_id),
+       spec = *std::move(spec), after, response] {
+        const std::string& app_code = admitted.app_code;
+        absl::StatusOr<SentRead> read = ReadSent(admitted, sender, spec);
+        if (!read.ok()) return ToGrpcStatus(read.status());
+        if (read->period.has_value()) Fill(*read->period, response->mutable_period());
+        if (read->view == domain::SentView::kNothing) return grpc::Status::OK;
+        // Anyone but the sender sees the receivers whose walls show the sender: their sender
+        // rows that are not anonymous, chosen by the statement, so that a page and its token
+        // name none of the others.
+        absl::StatusOr<storage::ReceiverPage> page = sent_.ListReceivers(
+            app_code, sender, read->period_name, gift_id, after,
+            /*open_only=*/read->view == domain::SentView::kInTheOpen, admitted.page_size);
+        if (!page.ok()) return ToGrpcStatus(page.status());
+        for (const storage::SentReceiver& receiver : page->receivers) {
+          v1::SentGiftReceiver* out = response->add_receivers();
+          out->set_user_id(receiver.user_id);
+          out->set_sent_count(receiver.sent.sent_count);
+          out->set_sent_coins(receiver.sent.sent_coins);
+          out->set_first_sent_at_ms(receiver.sent.first_sent_at_ms);
+          out->set_last_sent_at_ms(receiver.sent.last_sent_at_ms);
+          out->set_anonymous(receiver.sent.anonymous);
+        }
+        if (page->has_more) {
+          response->set_next_page_token(domain::EncodeSentPageToken(
+              {app_code, sender, gift_id, "", page->receivers.back().user_id, read->period_name}));
+        }
+        return grpc::Status::OK;
+      });
 }
 
 }  // namespace giftwall::transport

@@ -127,9 +127,16 @@ class GiftWallService final : public giftwall::v1::GiftWallService::CallbackServ
                              int32_t page_size_in, AdmittedRead* read,
                              absl::string_view user_field = "user_id") const;
 
-  // What the admitted viewer sees of `sender`'s sent wall (DESIGN §2.19): FAILED_PRECONDITION if
-  // the app keeps none.
-  absl::StatusOr<domain::SentView> SentViewOf(const AdmittedRead& read, int64_t sender);
+  // What the admitted viewer reads of `sender`'s sent wall (DESIGN §2.19): which period, and how
+  // much they see. FAILED_PRECONDITION if the app keeps none; the period's errors as
+  // reads::PeriodResolver gives them.
+  struct SentRead {
+    std::optional<domain::Period> period;  // none: all-time
+    std::string period_name;               // "" for all-time
+    domain::SentView view = domain::SentView::kNothing;
+  };
+  absl::StatusOr<SentRead> ReadSent(const AdmittedRead& read, int64_t sender,
+                                    const domain::PeriodSpec& spec);
 
   // An audited write's caller and app (audit->app_code as the request gave it): OK with
   // *app_code normalized and audit->app_code set to it, or the status to answer (to be logged).

@@ -93,11 +93,17 @@ TEST(AppSettings, Rule19_StartingTheSentWallNeedsARebuildAndStoppingItDoesNot) {
   EXPECT_THAT(change->note, HasSubstr("sent wall"));
   EXPECT_THAT(change->note, HasSubstr("RebuildGiftWall"));
   EXPECT_EQ(change->settings.changed_at_ms, Utc(2026, 12, 15));
-  // The same again changes nothing; stopping it needs no rebuild.
+  // The same again changes nothing, nor does a request that does not say (a caller that knows
+  // nothing of it does not turn it off); stopping it needs no rebuild.
   change = DecideSettingsChange(change->settings, request, Utc(2026, 12, 16));
   ASSERT_TRUE(change.ok());
   EXPECT_FALSE(change->changed);
   change = DecideSettingsChange(change->settings, Request("UTC", {}), Utc(2026, 12, 16));
+  ASSERT_TRUE(change.ok());
+  EXPECT_FALSE(change->changed);
+  EXPECT_TRUE(change->settings.keep_sent_wall);
+  request.keep_sent_wall = false;
+  change = DecideSettingsChange(change->settings, request, Utc(2026, 12, 16));
   ASSERT_TRUE(change.ok());
   EXPECT_TRUE(change->changed);
   EXPECT_FALSE(change->rebuild_needed);

@@ -233,12 +233,13 @@ TEST(SponsorHistoryPageToken, RoundTripsAndIsBoundToWallKindAndGift) {
 }
 
 TEST(SentPageToken, Rule19_RoundTripsAndIsBoundToItsSenderAndGift) {
-  const SentPageToken gifts{"demo", 9, "", "rose", 0};
+  const SentPageToken gifts{"demo", 9, "", "rose", 0, "month:2026-12"};
   absl::StatusOr<SentPageToken> out =
       DecodeSentPageToken(EncodeSentPageToken(gifts), "demo", 9, "");
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->after_gift, "rose");
-  const SentPageToken receivers{"demo", 9, "rose", "", 42};
+  EXPECT_EQ(out->period, "month:2026-12");
+  const SentPageToken receivers{"demo", 9, "rose", "", 42, ""};
   out = DecodeSentPageToken(EncodeSentPageToken(receivers), "demo", 9, "rose");
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->after_receiver, 42);

@@ -1314,7 +1314,10 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
     *code = RunCommand(argv, &output);
     return output;
   };
-  constexpr int64_t kT0 = 1'700'000'000'000;
+  // Now, so that the events fall in the current month, which the app keeps a wall of.
+  const int64_t kT0 = absl::ToUnixMillis(absl::Now()) - 60'000;
+  const std::string month = absl::StrCat(
+      "month:", absl::FormatTime("%Y-%m", absl::FromUnixMillis(kT0), absl::UTCTimeZone()));
   int64_t at = kT0;
   // Sender 9 to `receiver`, through the outbox (so that verify can fold it) and, if `relay`,
   // the relay.
@@ -1330,13 +1333,14 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
   };
   auto stub = v1::GiftWallService::NewStub(server.Channel());
   // "gift count coins receivers first last [anonymous]" per gift, as `viewer` sees 9's.
-  auto sent = [&](int64_t viewer, grpc::Status* status = nullptr) {
+  auto sent = [&](int64_t viewer, grpc::Status* status = nullptr, const std::string& period = "") {
     std::vector<std::string> lines;
     v1::GetSentGiftsRequest request;
     request.set_app_code(app);
     request.set_sender_user_id(9);
     request.set_viewer_user_id(viewer);
     request.set_page_size(1);
+    request.set_period(period);
     do {
       grpc::ClientContext context;
       v1::GetSentGiftsResponse page;
@@ -1344,6 +1348,7 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
       if (status != nullptr) *status = s;
       if (!s.ok()) return lines;
       EXPECT_LE(page.gifts_size(), 1);
+      EXPECT_EQ(page.has_period(), !period.empty());
       for (const v1::SentGift& g : page.gifts()) {
         lines.push_back(absl::StrCat(g.gift_id(), " ", g.sent_count(), " ", g.sent_coins(), " ",
                                      g.receiver_count(), " ", g.first_sent_at_ms() - kT0, " ",
@@ -1353,7 +1358,7 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
     } while (!request.page_token().empty());
     return lines;
   };
-  auto receivers = [&](const std::string& gift, int64_t viewer) {
+  auto receivers = [&](const std::string& gift, int64_t viewer, const std::string& period = "") {
     std::vector<std::string> lines;
     v1::ListSentGiftReceiversRequest request;
     request.set_app_code(app);
@@ -1361,6 +1366,7 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
     request.set_gift_id(gift);
     request.set_viewer_user_id(viewer);
     request.set_page_size(1);
+    request.set_period(period);
     do {
       grpc::ClientContext context;
       v1::ListSentGiftReceiversResponse page;
@@ -1383,10 +1389,12 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
   sent(9, &status);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("keep_sent_wall"));
-  EXPECT_THAT(client({"admin", "settings", "--time_zone=UTC", "--keep_sent_wall"}, &code),
+  EXPECT_THAT(client({"admin", "settings", "--time_zone=UTC", "--period_kinds=month",
+                      "--keep_sent_wall=true"},
+                     &code),
               HasSubstr("RebuildGiftWall"));
   EXPECT_EQ(code, 0);
-  EXPECT_THAT(client({"admin", "settings"}, &code), HasSubstr("sent wall:     kept"));
+  EXPECT_THAT(client({"admin", "settings"}, &code), HasSubstr("kept\n"));
   // Readers see a change of settings within a second (the settings they cache).
   for (int i = 0; i < 100 && (sent(9, &status), !status.ok()); ++i)
     absl::SleepFor(absl::Milliseconds(50));
@@ -1418,22 +1426,31 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
   EXPECT_EQ(code, 0) << "no drift after the rebuild";
 
   // The sender sees every gift: rose 2+1+3+4+1 to receivers 1, 2, 4, 5; car to 3 (anonymously)
-  // and 2.
-  const int64_t first_rose = 1, last_rose = 7, first_car = 4, last_car = 5;
-  EXPECT_THAT(sent(9),
-              ElementsAre(absl::StrCat("car 2 20 2 ", first_car, " ", last_car, " anonymous"),
-                          absl::StrCat("rose 11 110 4 ", first_rose, " ", last_rose)));
+  // and 2; the same in the month all of it fell in.
+  const std::vector<std::string> whole = {"car 2 20 2 4 5 anonymous", "rose 11 110 4 1 7"};
+  EXPECT_EQ(sent(9), whole);
+  EXPECT_EQ(sent(9, nullptr, month), whole);
+  EXPECT_EQ(sent(9, nullptr, "month"), whole);
   EXPECT_THAT(receivers("car", 9), ElementsAre("2 1", "3 1 a"));
+  EXPECT_THAT(receivers("car", 9, month), ElementsAre("2 1", "3 1 a"));
   EXPECT_THAT(receivers("rose", 9), ElementsAre("1 5", "2 1", "4 4", "5 1"));
-  // A stranger, and nobody in particular, see no gift any of which was sent anonymously: not its
-  // item, not its receivers.
+  // A stranger, and nobody in particular, see the open part: what the walls show of 9 anyway.
+  // Receiver 3's wall masks 9 for car, so car is what went to 2 alone, and 3 is no receiver.
   for (int64_t stranger : {0, 1, 3}) {
-    EXPECT_THAT(sent(stranger),
-                ElementsAre(absl::StrCat("rose 11 110 4 ", first_rose, " ", last_rose)))
-        << stranger;
-    EXPECT_TRUE(receivers("car", stranger).empty()) << stranger;
-    EXPECT_THAT(receivers("rose", stranger), ElementsAre("1 5", "2 1", "4 4", "5 1"));
+    for (const std::string& period : {std::string(), month}) {
+      EXPECT_THAT(sent(stranger, nullptr, period),
+                  ElementsAre("car 1 10 1 5 5", "rose 11 110 4 1 7"))
+          << stranger << " " << period;
+      EXPECT_THAT(receivers("car", stranger, period), ElementsAre("2 1")) << stranger;
+      EXPECT_THAT(receivers("rose", stranger, period), ElementsAre("1 5", "2 1", "4 4", "5 1"));
+    }
   }
+  // An anonymous send to a wall that showed 9 for rose masks 9 there from then on: that wall
+  // leaves rose's open part.
+  send("S8", 4, "rose", 1, true, true);
+  EXPECT_THAT(sent(5), ElementsAre("car 1 10 1 5 5", "rose 7 70 3 1 7"));
+  EXPECT_THAT(receivers("rose", 5), ElementsAre("1 5", "2 1", "5 1"));
+  EXPECT_THAT(sent(9), ElementsAre("car 2 20 2 4 5 anonymous", "rose 12 120 4 1 8 anonymous"));
   // The sender opts out: strangers see nothing, the sender everything.
   auto privacy = [&](bool hidden) {
     grpc::ClientContext context;
@@ -1449,13 +1466,13 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
   EXPECT_TRUE(receivers("rose", 5).empty());
   EXPECT_EQ(sent(9).size(), 2u);
   privacy(false);
-  EXPECT_EQ(sent(5).size(), 1u);
+  EXPECT_EQ(sent(5).size(), 2u);
 
   // Drift of every kind is found, named and repaired.
   db_->Exec(absl::StrCat("UPDATE user_gift_sent SET sent_count = sent_count + 5 WHERE app_code = '",
-                         app, "' AND gift_id = 'rose'"));
-  db_->Exec(
-      absl::StrCat("DELETE FROM user_gift_sent WHERE app_code = '", app, "' AND gift_id = 'car'"));
+                         app, "' AND period_kind = '' AND gift_id = 'rose'"));
+  db_->Exec(absl::StrCat("DELETE FROM user_gift_sent WHERE app_code = '", app,
+                         "' AND period_kind = '' AND gift_id = 'car'"));
   db_->Exec(absl::StrCat(
       "INSERT INTO user_gift_sent (app_code, sender_user_id, gift_id, sent_count, sent_coins, "
       "receiver_count, first_sent_at_ms, last_sent_at_ms, anonymous, created_at_ms, "
@@ -1466,10 +1483,15 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
   EXPECT_THAT(drift, HasSubstr(R"("drifted": "3")"));
   EXPECT_THAT(drift, HasSubstr(R"("field": "sent_count")"));
   EXPECT_THAT(drift, HasSubstr(R"("period": "sent")"));
+  // A period's row drifts too, and is named by its period.
+  db_->Exec(absl::StrCat("UPDATE user_gift_sent SET open_receiver_count = 9 WHERE app_code = '",
+                         app, "' AND period_kind = 'month' AND gift_id = 'rose'"));
+  EXPECT_THAT(client({"admin", "verify", "--json"}, &code),
+              HasSubstr(absl::StrCat(R"("period": "sent )", month, R"(")")));
   const std::string repaired = client({"admin", "verify", "--repair", "--json"}, &code);
-  EXPECT_THAT(repaired, HasSubstr(R"("sent_rows_repaired": "3")"));
-  client({"admin", "verify"}, &code);
-  EXPECT_EQ(code, 0) << "no drift after the repair";
+  EXPECT_THAT(repaired, HasSubstr(R"("sent_rows_repaired": "4")"));
+  const std::string after_repair = client({"admin", "verify"}, &code);
+  EXPECT_EQ(code, 0) << "no drift after the repair: " << after_repair;
   EXPECT_EQ(sent(9).size(), 2u);
 
   // Bad input names what is wrong; the CLI prints the wall.
@@ -1488,7 +1510,7 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
     request.set_app_code(app);
     request.set_sender_user_id(8);
     request.set_page_token(
-        domain::EncodeSentPageToken({app, 9, "", "car", 0}));  // issued for another sender
+        domain::EncodeSentPageToken({app, 9, "", "car", 0, ""}));  // issued for another sender
     v1::GetSentGiftsResponse response;
     status = stub->GetSentGifts(&context, request, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);

@@ -79,6 +79,26 @@ TEST(AuditPlan, EventsThatOverflowTheirWallMakeItUnverifiable) {
   EXPECT_FALSE(users[7].unverifiable.empty());
 }
 
+TEST(AuditPlan, Rule19_CompareSentListsEachDriftedRowOnceWithItsPeriod) {
+  const domain::SentTotals one{1, 10, 1, 5, 5};
+  const domain::SentRow row{one, one, false};
+  domain::SentWall expected = {{{7, "rose"}, row}, {{7, "rose", "month:2026-12"}, row}};
+  domain::SentWall actual = expected;
+  actual[{7, "rose"}].all.sent_count = 3;
+  actual[{7, "rose"}].open.sent_coins = 3;  // two fields, one row
+  actual[{7, "rose", "month:2026-12"}].open.receiver_count = 9;
+  actual[{8, "car"}] = row;
+  VerifyReport report;
+  CompareSent(expected, actual, /*max_samples=*/2, report);
+  EXPECT_EQ(report.rows_checked, 3);
+  EXPECT_EQ(report.drifted, 3);
+  EXPECT_EQ(report.drifted_sent,
+            (std::vector<domain::SentKey>{{7, "rose"}, {7, "rose", "month:2026-12"}, {8, "car"}}));
+  ASSERT_EQ(report.samples.size(), 2u);
+  EXPECT_EQ(report.samples[0].user_id, 7);
+  EXPECT_EQ(report.samples[0].difference.period, "sent");
+}
+
 TEST(AuditPlan, CompareCountsDriftedRowsOnceAndKeepsTheFirstSamples) {
   const std::vector<storage::DoneEventRow> rows = {Done("E1", 7, "rose", 2), Done("E2", 7, "lily")};
   VerifyReport report;

@@ -228,13 +228,25 @@ class FakeGroupSession final : public GroupSession {
     }
     return added;
   }
-  absl::Status MergeSent(absl::string_view app_code, const domain::SentWall& deltas) override {
+  absl::Status MergeSent(absl::string_view app_code, const domain::SentDeltas& deltas) override {
     RETURN_IF_ERROR(Failure(Call::kMergeSent));
     FakeApp& app = store_.apps()[std::string(app_code)];
-    for (const auto& [key, delta] : deltas) {
+    for (const auto& [key, delta] : deltas.rows) {
       if (absl::Status s = domain::MergeSentRow(delta, &app.sent[key]); !s.ok()) {
         return DbError(storage::DbErrorKind::kPermanent, s.message());
       }
+    }
+    for (const domain::SentKey& key : deltas.recount_open) {
+      domain::SentRow sum;
+      for (const auto& [wall, row] : app.walls) {
+        auto sender = row.senders.find(key.sender_user_id);
+        if (wall.gift_id != key.gift_id || wall.period != key.period ||
+            sender == row.senders.end()) {
+          continue;
+        }
+        RETURN_IF_ERROR(domain::MergeSentRow(domain::SentOf(sender->second), &sum));
+      }
+      app.sent[key].open = sum.open;
     }
     return absl::OkStatus();
   }

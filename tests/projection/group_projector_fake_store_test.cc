@@ -99,8 +99,8 @@ TEST_F(FakeStoreTest, Rule19_TheSentWallIsFoldedWithTheWallOnlyWhereTheAppKeepsI
   EXPECT_EQ(GiftCount(7, "rose"), 5);
   // The sent wall holds what was folded since the app began keeping it: E2 and E3. Receiver 7
   // was sent to before, so only receiver 8 is new to it.
-  EXPECT_EQ(store_.app().sent.at(domain::SentKey{9, "rose"}),
-            (domain::SentRow{4, 0, 1, kT0, kT0, false}));
+  const domain::SentTotals sent{4, 0, 1, kT0, kT0};
+  EXPECT_EQ(store_.app().sent.at(domain::SentKey{9, "rose"}), (domain::SentRow{sent, sent, false}));
 }
 
 TEST_F(FakeStoreTest, AnEventTwiceInAGroupIsFoldedOnce) {
