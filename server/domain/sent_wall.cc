@@ -88,10 +88,14 @@ absl::StatusOr<SentDeltas> SentDeltasOf(
                             row.last_sent_at_ms};
       part.anonymous = row.anonymous;
       SentKey sent_key{sender, key.gift_id, key.period};
-      if (!after.anonymous) {
-        part.open = part.all;  // open before too: the flag is sticky
-      } else if (!fresh && row.anonymous) {
-        recount.insert(sent_key);  // was it open until this send? the sum will say
+      // A period's open part is not kept: whether a wall shows a sender is decided by their
+      // all-time sender row (§2.18), which a period's sends alone do not say.
+      if (key.period.empty()) {
+        if (!after.anonymous) {
+          part.open = part.all;  // open before too: the flag is sticky
+        } else if (!fresh && row.anonymous) {
+          recount.insert(sent_key);  // was it open until this send? the sum will say
+        }
       }
       if (absl::Status s = MergeSentRow(part, &out.rows[sent_key]); !s.ok()) return s;
     }

@@ -50,9 +50,11 @@ struct SentTotals {
   }
 };
 
-// One sent row: everything the sender sent of the gift (in the period), and its open part: what
-// went to the walls where the sender is shown, whose sender row is not anonymous (§2.17), which
-// those walls show anyone anyway.
+// One sent row: everything the sender sent of the gift (in the period), and, for an all-time row,
+// its open part: what went to the walls where the sender is shown, whose sender row is not
+// anonymous (§2.17), which those walls show anyone anyway. A period's open part is left empty:
+// whether a wall shows a sender is decided by the all-time sender row (§2.18), so it is summed
+// when read (storage::SentWallRepository::ListOpenSent).
 struct SentRow {
   SentTotals all;
   SentTotals open;
@@ -76,8 +78,9 @@ struct SentDeltas {
 
 // What a group's merge of sender rows adds to the sent rows: each sender delta of `deltas` to its
 // (sender, period, gift), a receiver more where its sender row is new (its row after the merge,
-// in `merged`, holds exactly the delta), and the same to the open part where that row is not
-// anonymous after the merge. OUT_OF_RANGE if a sum would overflow int64.
+// in `merged`, holds exactly the delta), and, to an all-time row, the same to the open part
+// where that sender row is not anonymous after the merge. OUT_OF_RANGE if a sum would overflow
+// int64.
 absl::StatusOr<SentDeltas> SentDeltasOf(
     const WallDeltas& deltas, const std::map<WallKey, std::map<int64_t, SenderRow>>& merged);
 
@@ -90,7 +93,8 @@ absl::Status AddSent(const SentTotals& delta, SentTotals* total);
 // OUT_OF_RANGE on overflow, `stored` unchanged.
 absl::Status MergeSentRow(const SentRow& delta, SentRow* stored);
 
-// The sent row one sender row makes on its own: one receiver, open unless it is anonymous.
+// The sent row one all-time sender row makes on its own: one receiver, open unless it is
+// anonymous.
 SentRow SentOf(const SenderRow& sender);
 
 // Every difference between the sent rows the sender rows make (`expected`) and those stored, as

@@ -149,18 +149,21 @@ constexpr ResultColumn kSentColumns[] = {
 static_assert(InPositionOrder(kSentColumns));
 
 // Sums of sender rows, in kSentColumns' order: of the all-time sender rows (as period '', '') or
-// of the period ones, along their by-sender index, grouped in its order. The open part sums the
-// rows that are not anonymous (its times 0 when there are none). SUM of BIGINT is DECIMAL: cast
-// back, so that a sum past int64 fails the statement rather than read wrong.
+// of the period ones, along their by-sender index, grouped in its order. An all-time row's open
+// part sums the sender rows that are not anonymous (its times 0 when there are none); a period's
+// is not kept (domain::SentRow). SUM of BIGINT is DECIMAL: cast back, so that a sum past int64
+// fails the statement rather than read wrong.
+constexpr absl::string_view kOpenSums = R"sql(
+       CAST(SUM(IF(s.anonymous = 0, s.sent_count, 0)) AS SIGNED),
+       CAST(SUM(IF(s.anonymous = 0, s.sent_coins, 0)) AS SIGNED), SUM(s.anonymous = 0),
+       COALESCE(MIN(IF(s.anonymous = 0, s.first_sent_at_ms, NULL)), 0),
+       COALESCE(MAX(IF(s.anonymous = 0, s.last_sent_at_ms, NULL)), 0),)sql";
 std::string SumSql(bool period, absl::string_view where) {
   return absl::StrCat(
       "SELECT s.sender_user_id, ", period ? "s.period_kind, s.period_key" : "'', ''", R"sql(,
        s.gift_id, CAST(SUM(s.sent_count) AS SIGNED), CAST(SUM(s.sent_coins) AS SIGNED),
-       COUNT(*), MIN(s.first_sent_at_ms), MAX(s.last_sent_at_ms),
-       CAST(SUM(IF(s.anonymous = 0, s.sent_count, 0)) AS SIGNED),
-       CAST(SUM(IF(s.anonymous = 0, s.sent_coins, 0)) AS SIGNED), SUM(s.anonymous = 0),
-       COALESCE(MIN(IF(s.anonymous = 0, s.first_sent_at_ms, NULL)), 0),
-       COALESCE(MAX(IF(s.anonymous = 0, s.last_sent_at_ms, NULL)), 0), MAX(s.anonymous)
+       COUNT(*), MIN(s.first_sent_at_ms), MAX(s.last_sent_at_ms),)sql",
+      period ? " 0, 0, 0, 0, 0," : kOpenSums, R"sql( MAX(s.anonymous)
 FROM )sql",
       period ? "user_gift_wall_period_sender s FORCE INDEX "
                "(idx_user_gift_wall_period_sender_by_sender)"
@@ -269,18 +272,44 @@ constexpr ResultColumn kReceiverColumns[] = {
 };
 static_assert(InPositionOrder(kReceiverColumns));
 
+// A period's sender rows whose walls show their sender: those whose all-time sender row is not
+// anonymous (§2.18), one primary-key lookup each.
+constexpr absl::string_view kShownOnTheirWall = R"sql(
+STRAIGHT_JOIN user_gift_wall_sender a
+  ON a.app_code = s.app_code AND a.user_id = s.user_id AND a.gift_id = s.gift_id
+     AND a.sender_user_id = s.sender_user_id AND a.anonymous = 0)sql";
+
 // The receivers of one sent gift: a range of a by-sender index; with `open_only`, those whose
-// sender row is not anonymous.
+// walls show the sender.
 std::string SentReceiversSql(bool period, bool after_cursor, bool open_only) {
   return absl::StrCat(
       "SELECT ", SelectList(kReceiverColumns), "\nFROM ",
       period ? "user_gift_wall_period_sender s FORCE INDEX "
                "(idx_user_gift_wall_period_sender_by_sender)"
              : "user_gift_wall_sender s FORCE INDEX (idx_user_gift_wall_sender_by_sender)",
+      period && open_only ? kShownOnTheirWall : "",
       "\nWHERE s.app_code = ? AND s.sender_user_id = ?",
       period ? " AND s.period_kind = ? AND s.period_key = ?" : "", " AND s.gift_id = ?",
-      after_cursor ? " AND s.user_id > ?" : "", open_only ? " AND s.anonymous = 0" : "", R"sql(
+      after_cursor ? " AND s.user_id > ?" : "", !period && open_only ? " AND s.anonymous = 0" : "",
+      R"sql(
 ORDER BY s.user_id
+LIMIT ?)sql");
+}
+
+// A page of the open parts of a sender's gifts in one period, summed from the period's sender
+// rows whose walls show the sender, in gift_id order (the by-sender index's), in kSentColumns'
+// order (all of each gift is not read: 0).
+std::string OpenSentSql(bool after_cursor) {
+  return absl::StrCat(R"sql(
+SELECT s.sender_user_id, s.period_kind, s.period_key, s.gift_id, 0, 0, 0, 0, 0,
+       CAST(SUM(s.sent_count) AS SIGNED), CAST(SUM(s.sent_coins) AS SIGNED), COUNT(*),
+       MIN(s.first_sent_at_ms), MAX(s.last_sent_at_ms), 0
+FROM user_gift_wall_period_sender s FORCE INDEX (idx_user_gift_wall_period_sender_by_sender))sql",
+                      kShownOnTheirWall, R"sql(
+WHERE s.app_code = ? AND s.sender_user_id = ? AND s.period_kind = ? AND s.period_key = ?)sql",
+                      after_cursor ? " AND s.gift_id > ?" : "", R"sql(
+GROUP BY s.gift_id
+ORDER BY s.gift_id
 LIMIT ?)sql");
 }
 
@@ -318,6 +347,11 @@ void AddTotals(const SentTotals& t, std::vector<SqlParam>& params) {
 }
 
 }  // namespace
+
+absl::string_view OpenSentQuery(bool after_cursor) {
+  static const auto* const sql = new std::string[2]{OpenSentSql(false), OpenSentSql(true)};
+  return sql[after_cursor ? 1 : 0];
+}
 
 absl::string_view SentGiftsQuery(bool after_cursor, bool shown_only) {
   static const auto* const sql =
@@ -443,6 +477,22 @@ absl::StatusOr<SentPage> SentWallRepository::ListSent(absl::string_view app_code
   SentWall rows;
   RETURN_IF_ERROR(
       ReadRows(*conn, SentGiftsQuery(after_gift.has_value(), shown_only), params, rows));
+  SentPage page;
+  for (auto& [key, row] : rows) page.gifts.push_back(SentGift{key.gift_id, row});
+  page.has_more = TrimToPage(&page.gifts, limit);
+  return page;
+}
+
+absl::StatusOr<SentPage> SentWallRepository::ListOpenSent(
+    absl::string_view app_code, int64_t sender_user_id, absl::string_view period,
+    const std::optional<std::string>& after_gift, int limit) {
+  const KindAndKey of = Split(period);
+  std::vector<SqlParam> params = {app_code, sender_user_id, of.kind, of.key};
+  if (after_gift.has_value()) params.emplace_back(*after_gift);
+  params.emplace_back(RowsToFetch(limit));
+  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  SentWall rows;
+  RETURN_IF_ERROR(ReadRows(*conn, OpenSentQuery(after_gift.has_value()), params, rows));
   SentPage page;
   for (auto& [key, row] : rows) page.gifts.push_back(SentGift{key.gift_id, row});
   page.has_more = TrimToPage(&page.gifts, limit);

@@ -76,6 +76,7 @@ struct ReceiverPage {
 
 // The SQL of ListSent and ListReceivers, exposed so that their plans can be checked (EXPLAIN).
 absl::string_view SentGiftsQuery(bool after_cursor, bool shown_only);
+absl::string_view OpenSentQuery(bool after_cursor);
 absl::string_view SentReceiversQuery(bool period, bool after_cursor, bool open_only);
 
 class SentWallRepository {
@@ -83,14 +84,22 @@ class SentWallRepository {
   explicit SentWallRepository(ConnectionPool& pool) : pool_(pool) {}
 
   // A page of a sender's sent gifts of `period` in gift_id order, after `after_gift` if given;
-  // with `shown_only`, only those with an open part.
+  // with `shown_only`, only those with an open part (all-time: a period's is not kept).
   absl::StatusOr<SentPage> ListSent(absl::string_view app_code, int64_t sender_user_id,
                                     absl::string_view period,
                                     const std::optional<std::string>& after_gift, bool shown_only,
                                     int limit);
 
+  // A page of the open parts of a sender's gifts in one period (not "": the all-time rows keep
+  // theirs), in gift_id order: summed from the period's sender rows whose walls show the sender
+  // (their all-time sender row is not anonymous, §2.18), in `open`.
+  absl::StatusOr<SentPage> ListOpenSent(absl::string_view app_code, int64_t sender_user_id,
+                                        absl::string_view period,
+                                        const std::optional<std::string>& after_gift, int limit);
+
   // A page of the receivers of one sent gift in `period`, by receiver id, after `after_receiver`
-  // if given; with `open_only`, those whose sender row is not anonymous.
+  // if given; with `open_only`, those whose walls show the sender (their all-time sender row is
+  // not anonymous).
   absl::StatusOr<ReceiverPage> ListReceivers(absl::string_view app_code, int64_t sender_user_id,
                                              absl::string_view period, absl::string_view gift_id,
                                              std::optional<int64_t> after_receiver, bool open_only,

@@ -807,9 +807,12 @@ grpc::ServerUnaryReactor* GiftWallService::GetSentGifts(grpc::CallbackServerCont
         absl::StatusOr<std::shared_ptr<const domain::CatalogIndex>> catalog =
             catalogs_.Get(app_code);
         if (!catalog.ok()) return ToGrpcStatus(catalog.status());
-        absl::StatusOr<storage::SentPage> page = sent_.ListSent(
-            app_code, sender, read->period_name, after,
-            /*shown_only=*/read->view == domain::SentView::kInTheOpen, admitted.page_size);
+        const bool open = read->view == domain::SentView::kInTheOpen;
+        absl::StatusOr<storage::SentPage> page =
+            open && read->period.has_value()
+                ? sent_.ListOpenSent(app_code, sender, read->period_name, after, admitted.page_size)
+                : sent_.ListSent(app_code, sender, read->period_name, after,
+                                 /*shown_only=*/open, admitted.page_size);
         if (!page.ok()) return ToGrpcStatus(page.status());
         for (const storage::SentGift& gift : page->gifts) {
           const domain::SentTotals& shown = domain::ShownOf(read->view, gift.row);

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -1389,7 +1390,7 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
   sent(9, &status);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("keep_sent_wall"));
-  EXPECT_THAT(client({"admin", "settings", "--time_zone=UTC", "--period_kinds=month",
+  EXPECT_THAT(client({"admin", "settings", "--time_zone=UTC", "--period_kinds=day,month",
                       "--keep_sent_wall=true"},
                      &code),
               HasSubstr("RebuildGiftWall"));
@@ -1493,6 +1494,33 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
   const std::string after_repair = client({"admin", "verify"}, &code);
   EXPECT_EQ(code, 0) << "no drift after the repair: " << after_repair;
   EXPECT_EQ(sent(9).size(), 2u);
+
+  // A wall masks its sender by the all-time row, whichever period is read: 9 sent lily to 6
+  // anonymously yesterday and openly today, so today's open part has no lily, and 6 is no
+  // receiver of it to a stranger, though today's send alone was open.
+  const int64_t yesterday = absl::ToUnixMillis(absl::Now()) - 86'400'000;
+  const std::string today =
+      absl::StrCat("day:", absl::FormatTime("%Y-%m-%d", absl::Now(), absl::UTCTimeZone()));
+  for (const auto& [id, when, anonymous] : std::vector<std::tuple<std::string, int64_t, bool>>{
+           {"S9", yesterday, true}, {"S10", at + 1, false}}) {
+    const std::string payload = absl::StrFormat(
+        R"({"target_user_id":6,"gift_id":"lily","gift_count":1,"sender_user_id":9%s})",
+        anonymous ? R"(,"anonymous":true)" : "");
+    db_->InsertOutbox(app, id, "WalletGiftDebited", payload, when);
+    ASSERT_TRUE(Project(Message(app, id, payload, when), nullptr, &server).ok()) << id;
+  }
+  for (const std::string& period : {std::string(), today}) {
+    for (const std::string& line : sent(5, nullptr, period)) {
+      EXPECT_FALSE(absl::StartsWith(line, "lily")) << period << ": " << line;
+    }
+    EXPECT_TRUE(receivers("lily", 5, period).empty()) << period;
+  }
+  // The sender sees it all, and which of it was anonymous: all-time, and today (none).
+  EXPECT_THAT(receivers("lily", 9), ElementsAre("6 2 a"));
+  EXPECT_THAT(receivers("lily", 9, today), ElementsAre("6 1"));
+  EXPECT_THAT(sent(9, nullptr, today), ::testing::Contains(::testing::StartsWith("lily 1 0 1")));
+  client({"admin", "verify"}, &code);
+  EXPECT_EQ(code, 0);
 
   // Bad input names what is wrong; the CLI prints the wall.
   {
