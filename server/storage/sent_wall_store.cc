@@ -469,30 +469,27 @@ absl::StatusOr<SentPage> SentWallRepository::ListSent(absl::string_view app_code
                                                       absl::string_view period,
                                                       const std::optional<std::string>& after_gift,
                                                       bool shown_only, int limit) {
-  const KindAndKey of = Split(period);
-  std::vector<SqlParam> params = {app_code, sender_user_id, of.kind, of.key};
-  if (after_gift.has_value()) params.emplace_back(*after_gift);
-  params.emplace_back(RowsToFetch(limit));
-  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
-  SentWall rows;
-  RETURN_IF_ERROR(
-      ReadRows(*conn, SentGiftsQuery(after_gift.has_value(), shown_only), params, rows));
-  SentPage page;
-  for (auto& [key, row] : rows) page.gifts.push_back(SentGift{key.gift_id, row});
-  page.has_more = TrimToPage(&page.gifts, limit);
-  return page;
+  return ReadPage(SentGiftsQuery(after_gift.has_value(), shown_only), app_code, sender_user_id,
+                  period, after_gift, limit);
 }
 
 absl::StatusOr<SentPage> SentWallRepository::ListOpenSent(
     absl::string_view app_code, int64_t sender_user_id, absl::string_view period,
     const std::optional<std::string>& after_gift, int limit) {
+  return ReadPage(OpenSentQuery(after_gift.has_value()), app_code, sender_user_id, period,
+                  after_gift, limit);
+}
+
+absl::StatusOr<SentPage> SentWallRepository::ReadPage(
+    absl::string_view sql, absl::string_view app_code, int64_t sender_user_id,
+    absl::string_view period, const std::optional<std::string>& after_gift, int limit) {
   const KindAndKey of = Split(period);
   std::vector<SqlParam> params = {app_code, sender_user_id, of.kind, of.key};
   if (after_gift.has_value()) params.emplace_back(*after_gift);
   params.emplace_back(RowsToFetch(limit));
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   SentWall rows;
-  RETURN_IF_ERROR(ReadRows(*conn, OpenSentQuery(after_gift.has_value()), params, rows));
+  RETURN_IF_ERROR(ReadRows(*conn, sql, params, rows));
   SentPage page;
   for (auto& [key, row] : rows) page.gifts.push_back(SentGift{key.gift_id, row});
   page.has_more = TrimToPage(&page.gifts, limit);

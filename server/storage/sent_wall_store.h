@@ -106,6 +106,12 @@ class SentWallRepository {
                                              int limit);
 
  private:
+  // A page of sent gifts read by `sql` (ListSent's or ListOpenSent's, whose parameters are the
+  // same), in gift_id order.
+  absl::StatusOr<SentPage> ReadPage(absl::string_view sql, absl::string_view app_code,
+                                    int64_t sender_user_id, absl::string_view period,
+                                    const std::optional<std::string>& after_gift, int limit);
+
   ConnectionPool& pool_;
 };
 
