@@ -32,13 +32,7 @@
 namespace giftwall::domain {
 namespace {
 
-enum class TokenType {
-  kGiftWall,
-  kSender,
-  kDeadEvent,
-  kSponsorHistory,
-  kMaxValue = kSponsorHistory
-};
+enum class TokenType { kGiftWall, kSender, kDeadEvent, kSponsorHistory, kSent, kMaxValue = kSent };
 enum class Form { kText, kBody, kRoundTrip, kMaxValue = kRoundTrip };
 
 constexpr absl::string_view kBase64UrlAlphabet =
@@ -69,11 +63,16 @@ auto Fields(const DeadEventPageToken& t) {
 auto Fields(const SponsorHistoryPageToken& t) {
   return std::tie(t.app_code, t.user_id, t.period_kind, t.gift_filter, t.period_key, t.gift_id);
 }
+auto Fields(const SentPageToken& t) {
+  return std::tie(t.app_code, t.sender_user_id, t.gift_id, t.after_gift, t.after_receiver,
+                  t.period);
+}
 
 std::string Encode(const GiftWallPageToken& t) { return EncodeGiftWallPageToken(t); }
 std::string Encode(const SenderPageToken& t) { return EncodeSenderPageToken(t); }
 std::string Encode(const DeadEventPageToken& t) { return EncodeDeadEventPageToken(t); }
 std::string Encode(const SponsorHistoryPageToken& t) { return EncodeSponsorHistoryPageToken(t); }
+std::string Encode(const SentPageToken& t) { return EncodeSentPageToken(t); }
 
 template <typename Token>
 absl::StatusOr<Token> Decode(absl::string_view token, const Request& r);
@@ -93,6 +92,10 @@ template <>
 absl::StatusOr<SponsorHistoryPageToken> Decode(absl::string_view token, const Request& r) {
   return DecodeSponsorHistoryPageToken(token, r.app_code, r.user_id, r.period_kind, r.gift_id);
 }
+template <>
+absl::StatusOr<SentPageToken> Decode(absl::string_view token, const Request& r) {
+  return DecodeSentPageToken(token, r.app_code, r.user_id, r.gift_id);
+}
 
 // Whether `t` was issued for request `r`.
 bool IssuedFor(const GiftWallPageToken& t, const Request& r) {
@@ -109,6 +112,9 @@ bool IssuedFor(const SponsorHistoryPageToken& t, const Request& r) {
   return t.app_code == r.app_code && t.user_id == r.user_id && t.period_kind == r.period_kind &&
          t.gift_filter == r.gift_id;
 }
+bool IssuedFor(const SentPageToken& t, const Request& r) {
+  return t.app_code == r.app_code && t.sender_user_id == r.user_id && t.gift_id == r.gift_id;
+}
 
 // The request that `t` was issued for.
 Request RequestOf(const GiftWallPageToken& t) {
@@ -122,6 +128,9 @@ Request RequestOf(const DeadEventPageToken& t) {
 }
 Request RequestOf(const SponsorHistoryPageToken& t) {
   return {t.app_code, t.user_id, WallSort::kCountDesc, t.gift_filter, "", t.period_kind, false};
+}
+Request RequestOf(const SentPageToken& t) {
+  return {t.app_code, t.sender_user_id, WallSort::kCountDesc, t.gift_id, "", "", false};
 }
 
 // Whether the service could issue `t`: its strings come from validated requests and rows.
@@ -137,6 +146,10 @@ bool Issuable(const SponsorHistoryPageToken& t) {
   return t.app_code.size() <= kMaxAppCodeBytes && t.gift_filter.size() <= kMaxGiftIdBytes &&
          t.gift_id.size() <= kMaxGiftIdBytes && t.period_kind.size() <= 8 &&
          t.period_key.size() <= 10;
+}
+bool Issuable(const SentPageToken& t) {
+  return t.app_code.size() <= kMaxAppCodeBytes && t.gift_id.size() <= kMaxGiftIdBytes &&
+         t.after_gift.size() <= kMaxGiftIdBytes && t.period.size() <= 32;
 }
 bool Issuable(const DeadEventPageToken& t) {
   return t.app_code.size() <= kMaxAppCodeBytes && t.error_contains.size() <= kMaxLastErrorBytes &&
@@ -244,6 +257,14 @@ void FuzzOne(FuzzedDataProvider& provider) {
             std::move(period_key), provider.ConsumeRemainingBytesAsString()});
         return;
       }
+      case TokenType::kSent: {
+        const int64_t after_receiver = provider.ConsumeIntegral<int64_t>();
+        std::string period = provider.ConsumeRandomLengthString(32);
+        CheckRoundTrip(SentPageToken{request.app_code, request.user_id, request.gift_id,
+                                     provider.ConsumeRemainingBytesAsString(), after_receiver,
+                                     std::move(period)});
+        return;
+      }
     }
   }
 
@@ -261,6 +282,9 @@ void FuzzOne(FuzzedDataProvider& provider) {
       return;
     case TokenType::kSponsorHistory:
       CheckDecode<SponsorHistoryPageToken>(token, request);
+      return;
+    case TokenType::kSent:
+      CheckDecode<SentPageToken>(token, request);
       return;
   }
 }
