@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "server/domain/merge_walk.h"
 
 namespace giftwall::domain {
 namespace {
@@ -107,26 +108,19 @@ absl::StatusOr<SentDeltas> SentDeltasOf(
 std::vector<WallDifference> DiffSentWalls(const SentWall& expected, const SentWall& actual,
                                           int64_t* rows_compared) {
   std::vector<WallDifference> out;
-  int64_t rows = 0;
-  auto e = expected.begin(), a = actual.begin();
-  while (e != expected.end() || a != actual.end()) {
-    ++rows;
-    if (a == actual.end() || (e != expected.end() && e->first < a->first)) {
-      out.push_back({e->first.gift_id, e->first.sender_user_id, "row", "present", "absent",
-                     SentWallName(e->first.period)});
-      ++e;
-    } else if (e == expected.end() || a->first < e->first) {
-      out.push_back({a->first.gift_id, a->first.sender_user_id, "row", "absent", "present",
-                     SentWallName(a->first.period)});
-      ++a;
-    } else {
-      DiffTotals(e->first, "", e->second.all, a->second.all, out);
-      DiffTotals(e->first, "open_", e->second.open, a->second.open, out);
-      Differs(out, e->first, "anonymous", e->second.anonymous, a->second.anonymous);
-      ++e;
-      ++a;
-    }
-  }
+  auto missing = [&out](absl::string_view want, absl::string_view got) {
+    return [&out, want, got](const auto& row) {
+      out.push_back({row.first.gift_id, row.first.sender_user_id, "row", std::string(want),
+                     std::string(got), SentWallName(row.first.period)});
+    };
+  };
+  int64_t rows =
+      MergeWalk(expected, actual, missing("present", "absent"), missing("absent", "present"),
+                [&out](const auto& e, const auto& a) {
+                  DiffTotals(e.first, "", e.second.all, a.second.all, out);
+                  DiffTotals(e.first, "open_", e.second.open, a.second.open, out);
+                  Differs(out, e.first, "anonymous", e.second.anonymous, a.second.anonymous);
+                });
   if (rows_compared != nullptr) *rows_compared = rows;
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "server/domain/merge_walk.h"
 
 namespace giftwall::domain {
 namespace {
@@ -207,26 +208,22 @@ class RowDiff {
 
 void DiffSenders(const WallRow& expected, const WallRow& actual, absl::string_view gift_id,
                  std::vector<WallDifference>* out, int64_t* rows) {
-  auto e = expected.senders.begin(), a = actual.senders.begin();
-  while (e != expected.senders.end() || a != actual.senders.end()) {
-    ++*rows;
-    if (a == actual.senders.end() || (e != expected.senders.end() && e->first < a->first)) {
-      out->push_back({std::string(gift_id), e->first, "row", "present", "absent"});
-      ++e;
-    } else if (e == expected.senders.end() || a->first < e->first) {
-      out->push_back({std::string(gift_id), a->first, "row", "absent", "present"});
-      ++a;
-    } else {
-      RowDiff d(out, gift_id, e->first);
-      d.Field("sent_count", e->second.sent_count, a->second.sent_count);
-      d.Field("sent_coins", e->second.sent_coins, a->second.sent_coins);
-      d.Field("first_sent_at_ms", e->second.first_sent_at_ms, a->second.first_sent_at_ms);
-      d.Field("last_sent_at_ms", e->second.last_sent_at_ms, a->second.last_sent_at_ms);
-      d.Field("anonymous", int64_t{e->second.anonymous}, int64_t{a->second.anonymous});
-      ++e;
-      ++a;
-    }
-  }
+  auto missing = [&](absl::string_view want, absl::string_view got) {
+    return [=](const auto& sender) {
+      out->push_back(
+          {std::string(gift_id), sender.first, "row", std::string(want), std::string(got)});
+    };
+  };
+  *rows +=
+      MergeWalk(expected.senders, actual.senders, missing("present", "absent"),
+                missing("absent", "present"), [&](const auto& e, const auto& a) {
+                  RowDiff d(out, gift_id, e.first);
+                  d.Field("sent_count", e.second.sent_count, a.second.sent_count);
+                  d.Field("sent_coins", e.second.sent_coins, a.second.sent_coins);
+                  d.Field("first_sent_at_ms", e.second.first_sent_at_ms, a.second.first_sent_at_ms);
+                  d.Field("last_sent_at_ms", e.second.last_sent_at_ms, a.second.last_sent_at_ms);
+                  d.Field("anonymous", int64_t{e.second.anonymous}, int64_t{a.second.anonymous});
+                });
 }
 
 void DiffRow(const WallRow& e, const WallRow& a, absl::string_view gift_id,
@@ -259,26 +256,19 @@ void DiffRow(const WallRow& e, const WallRow& a, absl::string_view gift_id,
 std::vector<WallDifference> DiffUserWalls(const UserWall& expected, const UserWall& actual,
                                           int64_t* rows_compared) {
   std::vector<WallDifference> out;
-  int64_t rows = 0;
-  auto e = expected.begin(), a = actual.begin();
-  while (e != expected.end() || a != actual.end()) {
-    ++rows;
-    if (a == actual.end() || (e != expected.end() && e->first < a->first)) {
-      out.push_back({e->first, 0, "row", "present", "absent"});
-      rows += static_cast<int64_t>(e->second.senders.size());
-      ++e;
-    } else if (e == expected.end() || a->first < e->first) {
-      out.push_back({a->first, 0, "row", "absent", "present"});
-      rows += static_cast<int64_t>(a->second.senders.size());
-      ++a;
-    } else {
-      DiffRow(e->second, a->second, e->first, &out);
-      DiffSenders(e->second, a->second, e->first, &out, &rows);
-      ++e;
-      ++a;
-    }
-  }
-  if (rows_compared != nullptr) *rows_compared = rows;
+  int64_t sender_rows = 0;
+  auto missing = [&](absl::string_view want, absl::string_view got) {
+    return [&out, &sender_rows, want, got](const auto& row) {
+      out.push_back({row.first, 0, "row", std::string(want), std::string(got)});
+      sender_rows += static_cast<int64_t>(row.second.senders.size());
+    };
+  };
+  int64_t rows = MergeWalk(expected, actual, missing("present", "absent"),
+                           missing("absent", "present"), [&](const auto& e, const auto& a) {
+                             DiffRow(e.second, a.second, e.first, &out);
+                             DiffSenders(e.second, a.second, e.first, &out, &sender_rows);
+                           });
+  if (rows_compared != nullptr) *rows_compared = rows + sender_rows;
   return out;
 }
 

@@ -75,17 +75,21 @@ constexpr absl::string_view kSentRowColumns = R"sql(sent_count, sent_coins, rece
    first_sent_at_ms, last_sent_at_ms, open_sent_count, open_sent_coins, open_receiver_count,
    open_first_sent_at_ms, open_last_sent_at_ms, anonymous)sql";
 
+// The head of both inserts: every column, keys first, the times last.
+std::string InsertSentRowSql() {
+  return absl::StrCat(R"sql(
+INSERT INTO user_gift_sent
+  (app_code, sender_user_id, period_kind, period_key, gift_id, )sql",
+                      kSentRowColumns, R"sql(, created_at_ms, updated_at_ms))sql");
+}
+
 // The merge of domain::MergeSentRow: counts, coins and receivers add up, first and last take
 // LEAST and GREATEST, of a non-empty delta into a non-empty row (the open part may be empty:
 // its times are 0 then), anonymous is sticky. Assignments run left to right: the open part's
 // times are decided on the count before it grows.
 const std::string& MergeSql() {
   static const auto* const sql = new std::string(absl::StrCat(
-      R"sql(
-INSERT INTO user_gift_sent
-  (app_code, sender_user_id, period_kind, period_key, gift_id, )sql",
-      kSentRowColumns, R"sql(, created_at_ms,
-   updated_at_ms)
+      InsertSentRowSql(), R"sql(
 SELECT ?, jt.j_sender, jt.j_kind, jt.j_key, UNHEX(jt.j_gift), jt.j_count, jt.j_coins,
        jt.j_receivers, jt.j_first, jt.j_last, jt.j_open_count, jt.j_open_coins,
        jt.j_open_receivers, jt.j_open_first, jt.j_open_last, jt.j_anonymous, )sql",
@@ -212,14 +216,10 @@ LIMIT ?)sql";
 // Locks one sent row, inserting it empty if it is absent (the placeholder never commits:
 // Recompute sets or deletes it).
 const std::string& LockRowSql() {
-  static const auto* const sql = new std::string(absl::StrCat(
-      R"sql(
-INSERT INTO user_gift_sent
-  (app_code, sender_user_id, period_kind, period_key, gift_id, )sql",
-      kSentRowColumns, R"sql(, created_at_ms,
-   updated_at_ms)
+  static const auto* const sql =
+      new std::string(absl::StrCat(InsertSentRowSql(), R"sql(
 VALUES (?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, )sql",
-      GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS, R"sql()
+                                   GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS, R"sql()
 ON DUPLICATE KEY UPDATE sent_count = sent_count)sql"));
   return *sql;
 }

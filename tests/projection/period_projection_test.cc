@@ -59,15 +59,9 @@ class PeriodProjectionTest : public ProjectionTest {
   }
 
   void Keep(const std::string& zone, std::vector<std::string> kinds) {
-    storage::SettingsRepository settings(pool_);
-    absl::StatusOr<domain::AppSettings> stored = settings.Update(
-        "demo", [&](const std::optional<domain::AppSettings>& current, int64_t now_ms) {
-          absl::StatusOr<domain::SettingsChange> change = domain::DecideSettingsChange(
-              current, domain::SettingsRequest{zone, kinds, "test"}, now_ms);
-          if (!change.ok()) return absl::StatusOr<domain::AppSettings>(change.status());
-          return absl::StatusOr<domain::AppSettings>(change->settings);
-        });
-    ASSERT_TRUE(stored.ok()) << stored.status();
+    absl::Status stored =
+        testing::UpdateSettings(pool_, "demo", domain::SettingsRequest{zone, kinds, "test"});
+    ASSERT_TRUE(stored.ok()) << stored;
   }
 
   // "kind:key user gift count coins senders top(count)" for each period row of the app.

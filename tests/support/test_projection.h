@@ -2,10 +2,16 @@
 #ifndef GIFTWALL_TESTS_SUPPORT_TEST_PROJECTION_H_
 #define GIFTWALL_TESTS_SUPPORT_TEST_PROJECTION_H_
 
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/domain/app_settings.h"
 #include "server/domain/backoff.h"
 #include "server/projection/group_projector.h"
 #include "server/projection/recovery.h"
+#include "server/storage/app_settings_store.h"
 #include "server/storage/connection_pool.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
@@ -33,6 +39,21 @@ struct TestProjection {
   storage::LedgerRepository ledger;
   projection::Recovery recovery;
 };
+
+// Changes an app's settings as SetAppSettings does.
+inline absl::Status UpdateSettings(storage::ConnectionPool& pool, const std::string& app_code,
+                                   const domain::SettingsRequest& request) {
+  return storage::SettingsRepository(pool)
+      .Update(app_code,
+              [&](const std::optional<domain::AppSettings>& current,
+                  int64_t now_ms) -> absl::StatusOr<domain::AppSettings> {
+                absl::StatusOr<domain::SettingsChange> change =
+                    domain::DecideSettingsChange(current, request, now_ms);
+                if (!change.ok()) return change.status();
+                return change->settings;
+              })
+      .status();
+}
 
 }  // namespace giftwall::testing
 
