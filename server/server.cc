@@ -115,7 +115,8 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
       engine_(projector_, config.engine),
       ledger_(background_pool_),
       background_outbox_(background_pool_),
-      audit_(background_pool_, config.retry, config.max_wall_gifts, config.period_retention),
+      audit_(background_pool_, config.retry, config.max_wall_gifts, config.period_retention,
+             storage::LeaseOptions{config.worker_id, config.lease_duration}),
       background_projector_(background_pool_, config.retry, config.max_wall_gifts,
                             config.period_retention),
       background_engine_(background_projector_, BackgroundEngine(config)),
@@ -151,8 +152,9 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
       admin_(ledger_, recovery_, audit_, rebuilds_, settings_editor_, config.period_retention,
              admin_workers_, *access_),
       pruner_(settings_, config.period_retention),
-      scan_locks_(config.pool.endpoint, config.pool.session),
-      catch_up_(recovery_, ledger_, background_outbox_, &scan_locks_, config.catch_up),
+      scan_leases_(config.pool.endpoint, config.pool.session,
+                   storage::LeaseOptions{config.worker_id, config.lease_duration}),
+      catch_up_(recovery_, ledger_, background_outbox_, &scan_leases_, config.catch_up),
       quota_("giftwall") {}
 
 Server::~Server() {

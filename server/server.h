@@ -28,7 +28,7 @@
 #include "server/storage/connection_pool.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
-#include "server/storage/scan_locks.h"
+#include "server/storage/scan_leases.h"
 #include "server/storage/sender_privacy_repository.h"
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
@@ -107,7 +107,7 @@ class Server {
   transport::WorkerPool admin_workers_;
   transport::AdminService admin_;
   projection::PeriodPruner pruner_;
-  storage::ScanLocks scan_locks_;
+  storage::ScanLeases scan_leases_;
   worker::CatchUpWorker catch_up_;
   // From Start on.
   grpc::ResourceQuota quota_;

@@ -33,7 +33,12 @@ ABSL_FLAG(std::string, mysql_read_url, "",
           "password, --mysql_password_file's); empty: --mysql_url");
 ABSL_FLAG(int, db_read_pool_size, 8,
           "most sessions this process opens to --mysql_read_url (when it is set)");
-ABSL_FLAG(std::string, worker_id, "", "this replica's name in logs; default: the host name");
+ABSL_FLAG(std::string, worker_id, "",
+          "this replica's name in logs and in the lease rows it holds; default: the host name");
+ABSL_FLAG(absl::Duration, lease_duration, absl::Seconds(30),
+          "how long this replica's leases (scanning an app, rebuilding one) last unless renewed "
+          "(every third of it): a replica that dies gives its work up within this; far above the "
+          "clock skew between database nodes");
 ABSL_FLAG(int, db_pool_size, 16,
           "most database sessions this process opens to serve calls (projections, wall reads)");
 ABSL_FLAG(int, db_background_pool_size, 6,
@@ -287,6 +292,10 @@ absl::Status ReadProcessing(ServerConfig& config) {
   config.worker_id = std::string(absl::StripAsciiWhitespace(absl::GetFlag(FLAGS_worker_id)));
   if (config.worker_id.empty()) config.worker_id = HostName();
   if (config.worker_id.size() > 128) return Invalid("worker_id", "at most 128 bytes");
+  config.lease_duration = absl::GetFlag(FLAGS_lease_duration);
+  if (config.lease_duration < absl::Seconds(1)) {
+    return Invalid("lease_duration", "must be at least 1s");
+  }
   config.retry.max_retries = absl::GetFlag(FLAGS_max_retries);
   config.max_wall_gifts = absl::GetFlag(FLAGS_max_wall_gifts);
   absl::StatusOr<domain::PeriodRetention> retention =
@@ -407,8 +416,8 @@ absl::Status ReadBackground(ServerConfig& config) {
     return Invalid("db_background_pool_size",
                    absl::StrCat("must be at least ", background_sessions, ", got ",
                                 config.background_pool.max_size,
-                                ": a session per admin thread, two for each rebuild "
-                                "(--max_concurrent_rebuilds) and its lock, "
+                                ": a session per admin thread, one for each rebuild "
+                                "(--max_concurrent_rebuilds), "
                                 "one for the scan's reads, one for the lane that projects"));
   }
   return absl::OkStatus();
@@ -464,7 +473,7 @@ absl::Status CheckCanServe(const ServerConfig& config) {
 
 int BackgroundSessionsNeeded(const ServerConfig& config) {
   const bool scan = config.catch_up.interval > absl::ZeroDuration();
-  const int admin = config.enable_admin ? kAdminThreads + 2 * config.max_concurrent_rebuilds : 0;
+  const int admin = config.enable_admin ? kAdminThreads + config.max_concurrent_rebuilds : 0;
   const int scan_reads = scan ? 1 : 0;
   const int projection_lanes = config.enable_admin || scan ? kBackgroundProjectionLanes : 0;
   return admin + scan_reads + projection_lanes;
@@ -509,6 +518,7 @@ std::vector<std::pair<absl::string_view, std::string>> Settings(const ServerConf
       {"db_statement_timeout", Duration(c.pool.session.statement_timeout)},
       {"lock_wait_timeout", Duration(c.pool.session.lock_wait_timeout)},
       {"worker_id", c.worker_id},
+      {"lease_duration", Duration(c.lease_duration)},
       {"workers", absl::StrCat(c.worker_threads)},
       {"queue_capacity", absl::StrCat(c.queue_capacity)},
       {"max_retries", absl::StrCat(c.retry.max_retries)},

@@ -45,14 +45,15 @@ struct ServerConfig {
   // The database, for serving: the relay's projections, and reads unless read_pool is set.
   storage::PoolOptions pool;
   // The same database for the admin calls and background work (the catch-up scan, verifies,
-  // rebuilds, their locks): sessions apart, so that these never take the relay's.
+  // rebuilds): sessions apart, so that these never take the relay's.
   storage::PoolOptions background_pool;
   // Where wall reads go (GetGiftWall, ListGiftWallSenders, ListSponsorHistory,
   // GetSenderStanding): a replica. The primary serves
   // everything else, readiness included.
   std::optional<storage::PoolOptions> read_pool;
-  // This replica's name in logs.
+  // This replica's name in logs and lease rows, and how long its leases last unless renewed.
   std::string worker_id;
+  absl::Duration lease_duration = absl::Seconds(30);
   domain::RetryPolicy retry;
   int64_t max_wall_gifts = domain::kDefaultMaxWallGifts;  // DESIGN §2.14
   domain::PeriodRetention period_retention;               // DESIGN §2.15
@@ -95,7 +96,8 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags();
 absl::Status CheckCanServe(const ServerConfig& config);
 
 // The sessions the background pool must hold for what `config` runs on it: each admin thread,
-// each running rebuild (its lock and its work), the catch-up scan, and the background projection
+// each running rebuild (its work: its lease is kept on a session apart), the catch-up scan, and the
+// background projection
 // engine's lanes (the scan's and requeue's groups).
 int BackgroundSessionsNeeded(const ServerConfig& config);
 

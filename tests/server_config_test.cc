@@ -129,9 +129,9 @@ TEST_F(ServerConfigTest, TheBackgroundPoolHoldsWhatRunsOnIt) {
   Set("db_background_pool_size", "10");
   absl::StatusOr<ServerConfig> config = ServerConfigFromFlags();
   ASSERT_TRUE(config.ok()) << config.status();
-  // Admin threads, a lock and a worker per rebuild, the scan's reads, the projection lane.
-  EXPECT_EQ(BackgroundSessionsNeeded(*config),
-            kAdminThreads + 2 * 3 + 1 + kBackgroundProjectionLanes);
+  // Admin threads, a worker per rebuild (its lease has a session apart), the scan's reads, the
+  // projection lane.
+  EXPECT_EQ(BackgroundSessionsNeeded(*config), kAdminThreads + 3 + 1 + kBackgroundProjectionLanes);
   Set("db_background_pool_size", absl::StrCat(BackgroundSessionsNeeded(*config) - 1));
   absl::StatusOr<ServerConfig> small = ServerConfigFromFlags();
   ASSERT_FALSE(small.ok());

@@ -105,6 +105,39 @@ mariadb_start() {
   die "mariadbd did not answer on port $port"
 }
 
+# mariadb_tls_files DIR: a CA and a server certificate it signs, for 127.0.0.1 and localhost,
+# made with openssl into DIR (ca.crt, server.crt, server.key); prints the mariadbd flags that
+# serve them. The certificates live as long as DIR.
+mariadb_tls_files() {
+  local dir=$1
+  mkdir -p "$dir"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=giftwall-test-db-ca" \
+    -keyout "$dir/ca.key" -out "$dir/ca.crt" >/dev/null 2>&1 || die "openssl: no test CA"
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+    -keyout "$dir/server.key" -out "$dir/server.csr" >/dev/null 2>&1 || die "openssl: no test key"
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$dir/server.ext"
+  openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+    -CAcreateserial -days 2 -extfile "$dir/server.ext" -out "$dir/server.crt" >/dev/null 2>&1 ||
+    die "openssl: no test server certificate"
+  printf '%s\n' "--ssl-ca=$dir/ca.crt" "--ssl-cert=$dir/server.crt" "--ssl-key=$dir/server.key"
+}
+
+# test_database_start DIR: the throwaway MariaDB of a test run, in DIR on a free port: TLS with a
+# certificate made here (as production databases serve), durability off (not under test).
+# Exports GIFTWALL_TEST_MYSQL_URL (sessions run over TLS: ssl-mode PREFERRED, the default) and
+# GIFTWALL_TEST_MYSQL_CA (the deploy tests verify the certificate against it).
+test_database_start() {
+  local dir=$1 port tls_args
+  port=$(free_port)
+  tls_args=$(mariadb_tls_files "$dir/db-tls")
+  mapfile -t MARIADB_EXTRA_ARGS <<<"$tls_args"
+  MARIADB_EXTRA_ARGS+=(--innodb-flush-log-at-trx-commit=2)
+  mariadb_start "$dir/db" "$port"
+  log "throwaway MariaDB on 127.0.0.1:$port, with TLS"
+  export GIFTWALL_TEST_MYSQL_URL="mysql://root@127.0.0.1:$port/mysql"
+  export GIFTWALL_TEST_MYSQL_CA="$dir/db-tls/ca.crt"
+}
+
 mariadb_stop() {
   [ -n "${MARIADB_PID:-}" ] || return 0
   kill "$MARIADB_PID" 2>/dev/null || true

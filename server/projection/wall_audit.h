@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "server/domain/wall_cap.h"
 #include "server/projection/audit_plan.h"
 #include "server/storage/connection_pool.h"
+#include "server/storage/lease_store.h"
 #include "server/storage/wall_audit_repository.h"
 
 namespace giftwall::projection {
@@ -25,14 +27,16 @@ class WallAudit {
  public:
   // `max_wall_gifts`: rebuild keeps a wall within the cap as projection does (DESIGN §2.14).
   // `retention`: the period walls covered are those projection writes (DESIGN §2.15).
+  // `lease`: who takes the rebuild leases, for how long (DESIGN §2.20).
   WallAudit(storage::ConnectionPool& pool, domain::RetryPolicy retry,
             int64_t max_wall_gifts = domain::kDefaultMaxWallGifts,
-            domain::PeriodRetention retention = {})
+            domain::PeriodRetention retention = {}, storage::LeaseOptions lease = {})
       : pool_(pool),
         repository_(pool),
         retry_(retry),
         max_wall_gifts_(max_wall_gifts),
-        retention_(std::move(retention)) {}
+        retention_(std::move(retention)),
+        lease_(std::move(lease)) {}
 
   // Compares the walls of one app (or one user, if user_id > 0) with the fold of their done
   // events, each chunk of users read in one consistent snapshot. Users with done events whose
@@ -54,32 +58,29 @@ class WallAudit {
   // so a concurrent projection of a new gift waits too), then its period rows, folds the user's
   // done events as committed at that moment, and replaces the rows that differ, of every
   // retained period of a kept kind too. A projection that was waiting applies on top. Returns
-  // false, changing nothing, if the user cannot be recomputed.
-  absl::StatusOr<bool> RebuildUser(absl::string_view app_code, int64_t user_id);
+  // false, changing nothing, if the user cannot be recomputed. With `fence` (a rebuild's lease),
+  // the transaction checks the lease first: FAILED_PRECONDITION, changing nothing, once lost.
+  absl::StatusOr<bool> RebuildUser(absl::string_view app_code, int64_t user_id,
+                                   const storage::Lease* fence = nullptr);
 
-  // The sent wall (DESIGN §2.19), for an app that keeps one (for any other, these do nothing).
-  // Its rows of every sender (or of one, if sender_user_id > 0) compared with the sum of their
-  // sender rows, each chunk of senders in one snapshot, into `report`.
-  absl::Status VerifySent(absl::string_view app_code, int64_t sender_user_id,
-                          const std::function<bool()>& cancelled, size_t max_samples,
-                          VerifyReport& report);
   // Sets the sent rows of `keys` (in key order) to the sum of their sender rows, a chunk of keys
-  // per transaction; returns how many were set.
+  // per transaction (each checking `fence` first, if given); returns how many were set.
   absl::StatusOr<int64_t> RecomputeSent(absl::string_view app_code,
-                                        absl::Span<const domain::SentKey> keys);
+                                        absl::Span<const domain::SentKey> keys,
+                                        const storage::Lease* fence = nullptr);
   // RebuildGiftWall's last step, after every user's wall: the sent rows that differ from the sum
-  // of their sender rows are set again. Returns how many.
+  // of their sender rows are set again, under `fence`. Returns how many.
   absl::StatusOr<int64_t> RebuildSentWall(absl::string_view app_code,
-                                          const std::function<bool()>& cancelled = nullptr);
+                                          const std::function<bool()>& cancelled,
+                                          const storage::Lease* fence);
 
   // Every user of the app with a ledger row or a wall row, ascending.
   absl::StatusOr<std::vector<int64_t>> ListUsers(absl::string_view app_code) {
     return repository_.ListUsers(app_code);
   }
-  // The app's rebuild lock, or FAILED_PRECONDITION if another rebuild (in any process) holds it.
-  absl::StatusOr<storage::RebuildLock> LockRebuild(absl::string_view app_code) {
-    return repository_.LockRebuild(app_code);
-  }
+  // The app's rebuild lease (`rebuild/<app>`), kept until destroyed; FAILED_PRECONDITION if
+  // another rebuild (in any process, through any database node) holds it.
+  absl::StatusOr<std::unique_ptr<storage::LeaseKeeper>> LockRebuild(absl::string_view app_code);
 
  private:
   // Verifies the users in (after, hi] into `report`, on a snapshot of their own.
@@ -87,23 +88,35 @@ class WallAudit {
                            const std::vector<std::string>& outbox_codes,
                            const AuditPeriods& periods, int64_t after, int64_t hi,
                            size_t max_samples, VerifyReport& report);
-  // The period walls the app's events write now, read on `conn`; from the settings' last change
-  // on, or all of them.
-  absl::StatusOr<AuditPeriods> PeriodsOf(storage::SqlConnection& conn, absl::string_view app_code,
-                                         bool from_settings_change) const;
+  // What the app's settings say the audit compares, read on `conn`: the period walls its events
+  // write now (from the settings' last change on, or all of them), and whether it keeps a sent
+  // wall.
+  struct AuditedSettings {
+    AuditPeriods periods;
+    bool keeps_sent_wall = false;
+  };
+  absl::StatusOr<AuditedSettings> SettingsOf(storage::SqlConnection& conn,
+                                             absl::string_view app_code,
+                                             bool from_settings_change) const;
+  // The sent wall (DESIGN §2.19), of an app that keeps one: its rows of every sender (or of one,
+  // if sender_user_id > 0), in the periods `periods` writes, compared with the sum of their
+  // sender rows, each chunk of senders in one snapshot on `conn`, into `report`.
+  absl::Status VerifySent(storage::SqlConnection& conn, absl::string_view app_code,
+                          int64_t sender_user_id, const AuditPeriods& periods,
+                          const std::function<bool()>& cancelled, size_t max_samples,
+                          VerifyReport& report);
   // The rebuild's transaction, under the locks: `before` is what was read before them.
   absl::StatusOr<bool> RebuildLocked(storage::SqlConnection& conn, absl::string_view app_code,
                                      int64_t user_id, const std::vector<std::string>& outbox_codes,
-                                     const UserEvidence& before,
+                                     const UserEvidence& before, const storage::Lease* fence,
                                      std::vector<domain::SentKey>& sent_keys);
-  // Whether the app's settings keep the sent wall, read on `conn`.
-  absl::StatusOr<bool> KeepsSentWall(storage::SqlConnection& conn, absl::string_view app_code);
 
   storage::ConnectionPool& pool_;
   storage::WallAuditRepository repository_;
   const domain::RetryPolicy retry_;
   const int64_t max_wall_gifts_;
   const domain::PeriodRetention retention_;
+  const storage::LeaseOptions lease_;
 };
 
 }  // namespace giftwall::projection

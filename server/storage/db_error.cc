@@ -30,7 +30,10 @@ constexpr int kBigintOutOfRange = 1690;
 constexpr int kConnectionKilled = 1927;  // MariaDB: KILL of this connection
 constexpr int kStatementTimeoutMariadb = 1969;
 constexpr int kStatementTimeoutMysql = 3024;
-constexpr int kDisconnectedIdle = 4031;  // MySQL: disconnected for inactivity
+constexpr int kDisconnectedIdle = 4031;      // MySQL: disconnected for inactivity
+constexpr int kReadOnly = 1290;              // --read-only (a replica, a secondary, a fenced node)
+constexpr int kGroupReplicationHook = 3100;  // MySQL GR: the member cannot take a write
+constexpr int kGroupReplicationRollback = 3101;  // MySQL GR: certification rolled it back
 
 struct Meaning {
   DbErrorKind kind;
@@ -44,6 +47,9 @@ Meaning MeaningOf(int code) {
   switch (code) {
     case kDeadlock:
       return {DbErrorKind::kConflict, absl::StatusCode::kAborted};
+    // Retried as a deadlock is; past the retries, the member is not taking writes for now.
+    case kGroupReplicationRollback:
+      return {DbErrorKind::kConflict, absl::StatusCode::kUnavailable};
     case kLockWaitTimeout:
       return {DbErrorKind::kLockWait, absl::StatusCode::kAborted};
     case kDuplicateKey:
@@ -122,7 +128,8 @@ void CountMysqlError(int code) {
 
 bool IsSessionLost(int code) {
   return (code >= 2000 && code < 3000) || code == kConnectionKilled || code == kServerShutdown ||
-         code == kAbortedConnection || code == kDisconnectedIdle || code == kWsrepNotReady;
+         code == kAbortedConnection || code == kDisconnectedIdle || code == kWsrepNotReady ||
+         code == kReadOnly || code == kGroupReplicationHook;
 }
 
 int MysqlErrno(const absl::Status& status) {

@@ -46,7 +46,8 @@ absl::Status MysqlError(int code, absl::string_view sqlstate, absl::string_view 
 void CountMysqlError(int code);
 
 // Whether a server error `code` means the session itself is gone or cannot be trusted (lost,
-// killed, the server shutting down, a cluster node not ready): it must be discarded.
+// killed, the server shutting down, a cluster node not ready, a node that takes no writes): it
+// must be discarded, so that the next session (through a proxy, to another node) is a new one.
 bool IsSessionLost(int code);
 
 // The server's error number behind a status returned by storage; 0 if there is none. For logs

@@ -4,12 +4,14 @@
 #include <functional>
 #include <map>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "glog/logging.h"
 #include "server/common/status_macros.h"
+#include "server/storage/lease_store.h"
 #include "server/storage/sql_script.h"
 
 namespace giftwall::storage {
@@ -51,12 +53,12 @@ constexpr absl::string_view kCopyLegacy = R"sql(
 INSERT IGNORE INTO giftwall_schema_migrations (version, name, checksum, applied_at_ms)
 SELECT version, name, checksum, applied_at_ms FROM schema_migrations)sql";
 
-// The lock is server-wide: name it after the database so that databases migrate independently.
-constexpr absl::string_view kGetLock =
-    "SELECT COALESCE(GET_LOCK(CONCAT('giftwall.migrate.', SHA1(DATABASE())), ?), 0)";
-constexpr absl::string_view kReleaseLock =
-    "SELECT RELEASE_LOCK(CONCAT('giftwall.migrate.', SHA1(DATABASE())))";
-constexpr int64_t kLockWaitSeconds = 120;
+// The migration's lease (DESIGN §2.20): one run at a time on every node of a cluster; another
+// waits for it. The lease table's own migration runs first, whatever the list, before the lease.
+constexpr absl::string_view kLeaseName = "migrate";
+constexpr absl::string_view kLeasesMigration = "0011_leases.sql";
+constexpr absl::Duration kLeaseDuration = absl::Seconds(30);
+constexpr absl::Duration kLeaseWait = absl::Seconds(120);
 
 // Errors that mean "this statement already took effect": a run that died half-way through a
 // migration re-runs it, and DDL is not transactional.
@@ -136,10 +138,22 @@ std::string RecordAppliedSql(const Migration& m, int version) {
       version, m.name, Checksum(m.sql));
 }
 
-absl::Status Apply(SqlConnection& conn, const Migration& m, int version) {
-  RETURN_IF_ERROR(
-      conn.Execute(kRecordStarted, {int64_t{version}, m.name, Checksum(m.sql)}).status());
+// Runs `write` in a transaction that checks the migration's lease first.
+absl::Status Fenced(SqlConnection& conn, const Lease& lease,
+                    absl::FunctionRef<absl::Status()> write) {
+  ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(conn));
+  RETURN_IF_ERROR(LeaseStatements(conn).Fence(lease));
+  RETURN_IF_ERROR(write());
+  return tx.Commit();
+}
+
+absl::Status Apply(SqlConnection& conn, const Migration& m, int version, const Lease& lease) {
+  RETURN_IF_ERROR(Fenced(conn, lease, [&] {
+    return conn.Execute(kRecordStarted, {int64_t{version}, m.name, Checksum(m.sql)}).status();
+  }));
   for (const std::string& stmt : SplitSqlStatements(m.sql)) {
+    // DDL commits on its own: the lease is checked just before each statement.
+    RETURN_IF_ERROR(LeaseStatements(conn).Fence(lease));
     absl::Status s = conn.ExecuteDirect(stmt);
     if (!s.ok() && AlreadyApplied(MysqlErrno(s))) {
       LOG(WARNING) << "migration " << m.name << ": statement already in effect (" << s.message()
@@ -148,7 +162,16 @@ absl::Status Apply(SqlConnection& conn, const Migration& m, int version) {
     }
     if (!s.ok()) return Annotate(s, absl::StrCat("migration ", m.name));
   }
-  return conn.Execute(kRecordFinished, {int64_t{version}}).status();
+  return Fenced(conn, lease,
+                [&] { return conn.Execute(kRecordFinished, {int64_t{version}}).status(); });
+}
+
+const Migration& LeasesMigration() {
+  const std::vector<Migration>& all = EmbeddedMigrations();
+  auto it = std::find_if(all.begin(), all.end(),
+                         [](const Migration& m) { return m.name == kLeasesMigration; });
+  CHECK(it != all.end()) << "the embedded migrations lack " << kLeasesMigration;
+  return *it;
 }
 
 }  // namespace
@@ -182,30 +205,29 @@ absl::StatusOr<SchemaState> ReadSchemaState(SqlConnection& conn) {
 
 namespace {
 
-// Runs `body` under the database's migration lock, with the bookkeeping table there and the
-// legacy rows copied.
+// Runs `body` under the migration's lease, with the bookkeeping table there and the legacy rows
+// copied.
 template <typename T>
-absl::StatusOr<T> UnderLock(SqlConnection& conn,
-                            const std::function<absl::StatusOr<T>(std::map<int, Applied>&)>& body) {
-  int64_t locked = 0;
-  RETURN_IF_ERROR(
-      conn.Query(kGetLock, {kLockWaitSeconds}, [&](const SqlRow& row) { locked = row.Int(0); }));
-  if (locked != 1) {
-    return absl::UnavailableError(absl::StrFormat(
-        "another migration held the schema lock for over %d seconds", kLockWaitSeconds));
+absl::StatusOr<T> UnderLease(
+    SqlConnection& conn,
+    const std::function<absl::StatusOr<T>(std::map<int, Applied>&, const Lease&)>& body) {
+  for (const std::string& stmt : SplitSqlStatements(LeasesMigration().sql)) {
+    RETURN_IF_ERROR(conn.ExecuteDirect(stmt));
   }
-  struct Unlock {
-    SqlConnection& conn;
-    ~Unlock() {
-      absl::Status released = conn.Query(kReleaseLock, {}, [](const SqlRow&) {});
-      LOG_IF(WARNING, !released.ok()) << "releasing the migration lock: " << released;
-    }
-  } unlock{conn};
+  absl::StatusOr<std::unique_ptr<LeaseKeeper>> lease =
+      LeaseKeeper::Take(conn.endpoint(), conn.session_options(), kLeaseName,
+                        NewLeaseHolder("migrate"), kLeaseDuration, kLeaseWait);
+  if (!lease.ok()) {
+    if (lease.status().code() != absl::StatusCode::kFailedPrecondition) return lease.status();
+    return absl::UnavailableError(absl::StrCat("another migration ran for over ",
+                                               absl::FormatDuration(kLeaseWait), ": ",
+                                               lease.status().message()));
+  }
   RETURN_IF_ERROR(conn.ExecuteDirect(kCreateMigrationsTable));
   RETURN_IF_ERROR(CopyLegacyRows(conn));
   using AppliedMap = std::map<int, Applied>;
   ASSIGN_OR_RETURN(AppliedMap applied, ReadApplied(conn));
-  return body(applied);
+  return body(applied, (*lease)->lease());
 }
 
 // The migrations by version, each checked against what was recorded of it; refuses to go on
@@ -236,14 +258,15 @@ absl::StatusOr<std::map<int, const Migration*>> Plan(const std::vector<Migration
 
 absl::StatusOr<MigrationReport> Migrate(SqlConnection& conn,
                                         const std::vector<Migration>& migrations) {
-  return UnderLock<MigrationReport>(
-      conn, [&](std::map<int, Applied>& applied) -> absl::StatusOr<MigrationReport> {
+  return UnderLease<MigrationReport>(
+      conn,
+      [&](std::map<int, Applied>& applied, const Lease& lease) -> absl::StatusOr<MigrationReport> {
         ASSIGN_OR_RETURN(const auto ordered, Plan(migrations, applied));
         MigrationReport report;
         for (const auto& [version, m] : ordered) {
           if (applied.count(version) > 0) continue;
           LOG(INFO) << "applying migration " << m->name;
-          RETURN_IF_ERROR(Apply(conn, *m, version));
+          RETURN_IF_ERROR(Apply(conn, *m, version, lease));
           report.applied.push_back(m->name);
           applied[version] = Applied{m->name, Checksum(m->sql), false};
         }
@@ -254,8 +277,8 @@ absl::StatusOr<MigrationReport> Migrate(SqlConnection& conn,
 
 absl::StatusOr<std::string> PendingSql(SqlConnection& conn,
                                        const std::vector<Migration>& migrations) {
-  return UnderLock<std::string>(
-      conn, [&](std::map<int, Applied>& applied) -> absl::StatusOr<std::string> {
+  return UnderLease<std::string>(
+      conn, [&](std::map<int, Applied>& applied, const Lease&) -> absl::StatusOr<std::string> {
         ASSIGN_OR_RETURN(const auto ordered, Plan(migrations, applied));
         std::string out;
         for (const auto& [version, m] : ordered) {
@@ -273,15 +296,17 @@ absl::StatusOr<std::string> PendingSql(SqlConnection& conn,
 }
 
 absl::Status ClearDirty(SqlConnection& conn, int version) {
-  return UnderLock<bool>(
+  return UnderLease<bool>(
              conn,
-             [&](std::map<int, Applied>& applied) -> absl::StatusOr<bool> {
+             [&](std::map<int, Applied>& applied, const Lease& lease) -> absl::StatusOr<bool> {
                auto it = applied.find(version);
                if (it == applied.end() || !it->second.dirty) {
                  return absl::FailedPreconditionError(absl::StrFormat(
                      "migration version %d is not recorded dirty in %s", version, kTable));
                }
-               RETURN_IF_ERROR(conn.Execute(kRecordFinished, {int64_t{version}}).status());
+               RETURN_IF_ERROR(Fenced(conn, lease, [&] {
+                 return conn.Execute(kRecordFinished, {int64_t{version}}).status();
+               }));
                LOG(INFO) << "migration " << it->second.name
                          << " marked finished (cleared dirty) by the operator";
                return true;

@@ -1,5 +1,6 @@
 // Versioned schema migrations: migrations/NNNN_name.sql, applied in order, recorded in
-// giftwall_schema_migrations. Safe to run twice, and from several processes at once.
+// giftwall_schema_migrations. Safe to run twice, and from several processes at once (on one
+// server or on several nodes of a cluster).
 #ifndef GIFTWALL_SERVER_STORAGE_MIGRATOR_H_
 #define GIFTWALL_SERVER_STORAGE_MIGRATOR_H_
 
@@ -24,8 +25,9 @@ struct MigrationReport {
   int schema_version = 0;            // the highest version recorded afterwards
 };
 
-// Applies every migration not yet recorded in giftwall_schema_migrations, under a database-wide
-// named lock so that concurrent runs take turns. The rows of an earlier release's own
+// Applies every migration not yet recorded in giftwall_schema_migrations, under the database's
+// `migrate` lease (giftwall_leases, whose migration runs first) so that concurrent runs take
+// turns, on any node of a cluster; a run waits up to two minutes for another. The rows of an earlier release's own
 // `schema_migrations` are copied over first (that table stays; another tool's table of that name
 // is left alone). A recorded migration whose text has changed since is FAILED_PRECONDITION: the
 // schema would no longer be what the files say. So is one recorded dirty: it was started and

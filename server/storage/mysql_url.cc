@@ -80,12 +80,71 @@ absl::Status ParseHostPort(absl::string_view hostport, MysqlEndpoint& ep) {
   return absl::OkStatus();
 }
 
+constexpr std::pair<absl::string_view, SslMode> kSslModes[] = {
+    {"DISABLED", SslMode::kDisabled},
+    {"PREFERRED", SslMode::kPreferred},
+    {"REQUIRED", SslMode::kRequired},
+    {"VERIFY_IDENTITY", SslMode::kVerifyIdentity},
+};
+
+absl::Status ParseSslMode(absl::string_view value, MysqlTls& tls) {
+  const std::string upper = absl::AsciiStrToUpper(value);
+  if (upper == "VERIFY_CA") {
+    return Invalid(
+        "ssl-mode=VERIFY_CA cannot be given exactly: this build's connector (MariaDB Connector/C) "
+        "checks the certificate chain and the host name together; use VERIFY_IDENTITY (a "
+        "certificate naming the host), or REQUIRED (TLS, the certificate unchecked)");
+  }
+  for (const auto& [name, mode] : kSslModes) {
+    if (upper == name) {
+      tls.mode = mode;
+      return absl::OkStatus();
+    }
+  }
+  return Invalid(absl::StrCat("ssl-mode \"", value,
+                              "\" is not one of DISABLED, PREFERRED, REQUIRED, VERIFY_IDENTITY"));
+}
+
+// The TLS parameters make sense together: a CA only to verify against, a certificate with its
+// key, nothing with DISABLED.
+absl::Status CheckTls(const MysqlTls& tls) {
+  if (tls.mode == SslMode::kDisabled &&
+      !(tls.ca_file.empty() && tls.cert_file.empty() && tls.key_file.empty())) {
+    return Invalid("ssl-mode=DISABLED takes no ssl-ca, ssl-cert or ssl-key");
+  }
+  if (tls.mode == SslMode::kVerifyIdentity && tls.ca_file.empty()) {
+    return Invalid(
+        "ssl-mode=VERIFY_IDENTITY needs ssl-ca, the CA the server's certificate is "
+        "checked against");
+  }
+  if (tls.mode != SslMode::kVerifyIdentity && !tls.ca_file.empty()) {
+    return Invalid(absl::StrCat("ssl-ca is used only by ssl-mode=VERIFY_IDENTITY, not ",
+                                SslModeName(tls.mode), " (which would leave it unchecked)"));
+  }
+  if (tls.cert_file.empty() != tls.key_file.empty()) {
+    return Invalid("ssl-cert and ssl-key go together: a client certificate needs its key");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
+absl::string_view SslModeName(SslMode mode) {
+  for (const auto& [name, value] : kSslModes) {
+    if (value == mode) return name;
+  }
+  return "?";
+}
+
 std::string MysqlEndpoint::Describe() const {
-  if (!socket.empty())
-    return absl::StrCat("mysql://", user, "@localhost/", database, "?socket=", socket);
-  return absl::StrCat("mysql://", user, "@", host, ":", port, "/", database);
+  const std::string tls_mode =
+      tls.mode == SslMode::kPreferred ? "" : absl::StrCat("ssl-mode=", SslModeName(tls.mode));
+  if (!socket.empty()) {
+    return absl::StrCat("mysql://", user, "@localhost/", database, "?socket=", socket,
+                        tls_mode.empty() ? "" : "&", tls_mode);
+  }
+  return absl::StrCat("mysql://", user, "@", host, ":", port, "/", database,
+                      tls_mode.empty() ? "" : "?", tls_mode);
 }
 
 absl::StatusOr<MysqlEndpoint> ParseMysqlUrl(absl::string_view url) {
@@ -114,15 +173,24 @@ absl::StatusOr<MysqlEndpoint> ParseMysqlUrl(absl::string_view url) {
   for (absl::string_view param : absl::StrSplit(query, '&', absl::SkipEmpty())) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(param, absl::MaxSplits('=', 1));
+    ASSIGN_OR_RETURN(std::string value, PercentDecode(kv.second, kv.first));
     if (kv.first == "socket") {
-      absl::StatusOr<std::string> socket = PercentDecode(kv.second, "socket");
-      if (!socket.ok()) return socket.status();
-      ep.socket = *std::move(socket);
+      ep.socket = std::move(value);
+    } else if (kv.first == "ssl-mode") {
+      RETURN_IF_ERROR(ParseSslMode(value, ep.tls));
+    } else if (kv.first == "ssl-ca") {
+      ep.tls.ca_file = std::move(value);
+    } else if (kv.first == "ssl-cert") {
+      ep.tls.cert_file = std::move(value);
+    } else if (kv.first == "ssl-key") {
+      ep.tls.key_file = std::move(value);
     } else {
-      return Invalid(absl::StrCat("unknown parameter \"", kv.first, "\" (known: socket)"));
+      return Invalid(absl::StrCat("unknown parameter \"", kv.first,
+                                  "\" (known: socket, ssl-mode, ssl-ca, ssl-cert, ssl-key)"));
     }
   }
   if (ep.host.empty() && ep.socket.empty()) return Invalid("missing host");
+  RETURN_IF_ERROR(CheckTls(ep.tls));
   return ep;
 }
 

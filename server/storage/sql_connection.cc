@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "glog/logging.h"
+#include "server/common/status_macros.h"
 
 namespace giftwall::storage {
 namespace {
@@ -71,6 +72,24 @@ SqlConnection::~SqlConnection() {
   }
 }
 
+namespace {
+
+// MariaDB Connector/C under Connector/C++: `sslEnforce` asks for TLS (use_ssl), which it drops
+// when the server offers none unless the certificate is verified; `sslVerify` checks the chain
+// against sslCA and the host name, together. REQUIRED without verification is made exact by
+// CheckTls after the handshake.
+void SetTlsOptions(const MysqlTls& tls, sql::ConnectOptionsMap& props) {
+  props["sslEnforce"] = tls.mode != SslMode::kDisabled;
+  props["sslVerify"] = tls.mode == SslMode::kVerifyIdentity;
+  if (!tls.ca_file.empty()) props["sslCA"] = tls.ca_file;
+  if (!tls.cert_file.empty()) {
+    props["sslCert"] = tls.cert_file;
+    props["sslKey"] = tls.key_file;
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Open(const MysqlEndpoint& endpoint,
                                                                    const SessionOptions& options) {
   sql::ConnectOptionsMap props;
@@ -89,11 +108,14 @@ absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Open(const MysqlEn
   props["OPT_CONNECT_TIMEOUT"] = Seconds(options.connect_timeout);
   props["OPT_READ_TIMEOUT"] = Seconds(options.read_timeout);
   props["OPT_WRITE_TIMEOUT"] = Seconds(options.write_timeout);
+  SetTlsOptions(endpoint.tls, props);
 
   std::unique_ptr<SqlConnection> conn;
   try {
     conn.reset(new SqlConnection(std::unique_ptr<sql::Connection>(Driver()->connect(props))));
     conn->direct_.reset(conn->conn_->createStatement());
+    conn->endpoint_ = endpoint;
+    conn->options_ = options;
   } catch (const sql::SQLException& e) {
     CountMysqlError(e.getErrorCode());
     return absl::UnavailableError(absl::StrFormat("cannot connect to %s: mysql error %d: %s",
@@ -107,7 +129,19 @@ absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Open(const MysqlEn
     return absl::UnavailableError(
         absl::StrCat("cannot set up a session on ", endpoint.Describe(), ": ", s.message()));
   }
+  if (endpoint.tls.required()) RETURN_IF_ERROR(conn->CheckTls(endpoint));
   return conn;
+}
+
+absl::Status SqlConnection::CheckTls(const MysqlEndpoint& endpoint) {
+  std::string cipher;
+  RETURN_IF_ERROR(Query("SHOW SESSION STATUS LIKE 'Ssl_cipher'", {},
+                        [&](const SqlRow& row) { cipher = row.Str(1); }));
+  if (!cipher.empty()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("refusing a plaintext session on ",
+                                             endpoint.Describe(),
+                                             ": ssl-mode=", SslModeName(endpoint.tls.mode),
+                                             " needs TLS, and the server did not agree to it"));
 }
 
 absl::Status SqlConnection::SetUpSession(const SessionOptions& options) {

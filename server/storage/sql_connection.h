@@ -87,6 +87,9 @@ class SqlConnection {
   bool broken() const { return broken_; }
   // For a session left in an unknown state, e.g. a ROLLBACK that failed.
   void MarkBroken() { broken_ = true; }
+  // What the session was opened with: another session like it opens with these.
+  const MysqlEndpoint& endpoint() const { return endpoint_; }
+  const SessionOptions& session_options() const { return options_; }
   // The server's id for this session (what KILL takes).
   int64_t server_id() const { return server_id_; }
   bool is_mariadb() const { return is_mariadb_; }
@@ -95,6 +98,8 @@ class SqlConnection {
  private:
   explicit SqlConnection(std::unique_ptr<sql::Connection> conn);
   absl::Status SetUpSession(const SessionOptions& options);
+  // UNAVAILABLE unless the session runs over TLS (the endpoint's ssl-mode requires it).
+  absl::Status CheckTls(const MysqlEndpoint& endpoint);
   absl::StatusOr<sql::PreparedStatement*> Prepare(absl::string_view sql);
   // Converts the exception in flight into a status, marking the session broken if need be.
   absl::Status FromCurrentException(absl::string_view sql);
@@ -104,6 +109,8 @@ class SqlConnection {
   std::unique_ptr<sql::Connection> conn_;
   std::unique_ptr<sql::Statement> direct_;
   absl::flat_hash_map<std::string, std::unique_ptr<sql::PreparedStatement>> prepared_;
+  MysqlEndpoint endpoint_;
+  SessionOptions options_;
   bool broken_ = false;
   bool is_mariadb_ = true;
   int64_t server_id_ = 0;

@@ -170,12 +170,6 @@ const std::string* DeleteGiftSql(const WallTables& t) {
   return &sqls[t.periods ? 2 : 0];
 }
 
-// User-level lock names are limited to 64 characters on MySQL: hash the variable part.
-constexpr absl::string_view kGetRebuildLock = R"sql(
-SELECT COALESCE(GET_LOCK(CONCAT('giftwall.rebuild.', SHA1(CONCAT(DATABASE(), '/', ?))), 0), 0))sql";
-constexpr absl::string_view kReleaseRebuildLock = R"sql(
-SELECT RELEASE_LOCK(CONCAT('giftwall.rebuild.', SHA1(CONCAT(DATABASE(), '/', ?)))))sql";
-
 domain::WallRow WallRowOf(const SqlRow& row) {
   namespace col = wall_row;
   domain::WallRow w;
@@ -274,29 +268,6 @@ absl::StatusOr<std::map<int64_t, std::map<std::string, domain::UserWall>>> ReadW
 }
 
 }  // namespace
-
-RebuildLock::~RebuildLock() {
-  if (!conn_.has_value()) return;
-  absl::Status s = (*conn_)->Query(kReleaseRebuildLock, {app_code_}, [](const SqlRow&) {});
-  if (!s.ok()) {
-    // A session that cannot release its lock must not be reused while holding it.
-    (*conn_)->MarkBroken();
-    LOG(WARNING) << "releasing the rebuild lock of " << app_code_ << ": " << s;
-  }
-}
-
-absl::StatusOr<RebuildLock> WallAuditRepository::LockRebuild(absl::string_view app_code) {
-  ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
-  int64_t locked = 0;
-  absl::Status s =
-      conn->Query(kGetRebuildLock, {app_code}, [&](const SqlRow& row) { locked = row.Int(0); });
-  if (!s.ok()) return s;
-  if (locked != 1) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("a rebuild of app_code ", app_code, " is already running"));
-  }
-  return RebuildLock(std::move(conn), std::string(app_code));
-}
 
 absl::StatusOr<std::vector<int64_t>> WallAuditRepository::ListUsers(absl::string_view app_code) {
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());

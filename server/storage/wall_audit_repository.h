@@ -31,32 +31,12 @@ struct DoneEventRow {
   int64_t created_at_ms = 0;
 };
 
-// Holds the database-wide "one rebuild per app" lock until destroyed.
-class RebuildLock {
- public:
-  RebuildLock(RebuildLock&& other) noexcept
-      : conn_(std::exchange(other.conn_, std::nullopt)), app_code_(std::move(other.app_code_)) {}
-  RebuildLock& operator=(RebuildLock&&) = delete;
-  ~RebuildLock();
-
- private:
-  friend class WallAuditRepository;
-  RebuildLock(PooledConnection conn, std::string app_code)
-      : conn_(std::move(conn)), app_code_(std::move(app_code)) {}
-  std::optional<PooledConnection> conn_;
-  std::string app_code_;
-};
-
 class WallAuditRepository {
  public:
   explicit WallAuditRepository(ConnectionPool& pool) : pool_(pool) {}
 
   // Every user of the app with a ledger row or a wall row, ascending.
   absl::StatusOr<std::vector<int64_t>> ListUsers(absl::string_view app_code);
-
-  // Takes the app's rebuild lock, or FAILED_PRECONDITION if another rebuild (in any process)
-  // holds it.
-  absl::StatusOr<RebuildLock> LockRebuild(absl::string_view app_code);
 
  private:
   ConnectionPool& pool_;

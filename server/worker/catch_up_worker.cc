@@ -7,13 +7,13 @@
 namespace giftwall::worker {
 
 CatchUpWorker::CatchUpWorker(projection::Recovery& recovery, storage::LedgerRepository& ledger,
-                             storage::OutboxRepository& outbox, storage::ScanLocks* locks,
+                             storage::OutboxRepository& outbox, storage::ScanLeases* leases,
                              CatchUpOptions options)
     : recovery_(recovery),
       ledger_(ledger),
       outbox_(outbox),
       outbox_codes_(outbox),
-      locks_(locks),
+      leases_(leases),
       options_(std::move(options)) {}
 
 void CatchUpWorker::ReportStatus(const std::string& app,
@@ -91,10 +91,11 @@ CatchUpRound CatchUpWorker::RunRound() {
 
 void CatchUpWorker::ScanApp(const std::string& app, const std::vector<std::string>& outbox_codes,
                             CatchUpRound& round) {
-  if (locks_ != nullptr) {
-    absl::StatusOr<bool> mine = locks_->Hold(app);
+  if (leases_ != nullptr) {
+    absl::StatusOr<bool> mine = leases_->Hold(app);
     if (!mine.ok()) {
-      LOG(WARNING) << "catch-up: cannot take the scan lock of app " << app << ": " << mine.status();
+      LOG(WARNING) << "catch-up: cannot take the scan lease of app " << app << ": "
+                   << mine.status();
       ++round.errors;
       return;
     }

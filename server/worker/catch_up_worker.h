@@ -1,7 +1,7 @@
 // The background catch-up scan (DESIGN §2.11): every interval, for each app code, finds outbox
 // events the relay never delivered, failed events whose backoff has passed and expired leases,
 // and projects them (projected_by = scan). Every replica runs it; each app is scanned by the one
-// that holds its scan lock (storage::ScanLocks), so replicas scale without multiplying scans.
+// that holds its scan lease (storage::ScanLeases), so replicas scale without multiplying scans.
 // Were two to scan at once anyway, the ledger would keep every event to one effect.
 #ifndef GIFTWALL_SERVER_WORKER_CATCH_UP_WORKER_H_
 #define GIFTWALL_SERVER_WORKER_CATCH_UP_WORKER_H_
@@ -22,7 +22,7 @@
 #include "server/projection/recovery.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
-#include "server/storage/scan_locks.h"
+#include "server/storage/scan_leases.h"
 
 namespace giftwall::worker {
 
@@ -60,7 +60,7 @@ class AppStatusSink {
 // What one round did, summed over its app codes.
 struct CatchUpRound {
   int apps = 0;     // scanned by this replica
-  int skipped = 0;  // scanned by another replica (it holds their locks)
+  int skipped = 0;  // scanned by another replica (it holds their leases)
   int projected = 0;
   int dead = 0;
   int errors = 0;
@@ -68,9 +68,9 @@ struct CatchUpRound {
 
 class CatchUpWorker {
  public:
-  // `locks` may be null: then this worker scans every app, whatever other replicas do.
+  // `leases` may be null: then this worker scans every app, whatever other replicas do.
   CatchUpWorker(projection::Recovery& recovery, storage::LedgerRepository& ledger,
-                storage::OutboxRepository& outbox, storage::ScanLocks* locks,
+                storage::OutboxRepository& outbox, storage::ScanLeases* leases,
                 CatchUpOptions options);
   ~CatchUpWorker() { Stop(); }
 
@@ -92,7 +92,7 @@ class CatchUpWorker {
   CatchUpRound RunRound() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // Scans one app (its outbox rows under each of `outbox_codes`) if this replica holds its lock.
+  // Scans one app (its outbox rows under each of `outbox_codes`) if this replica holds its lease.
   void ScanApp(const std::string& app, const std::vector<std::string>& outbox_codes,
                CatchUpRound& round) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reports the app's status to the sink, if it is due.
@@ -108,7 +108,7 @@ class CatchUpWorker {
   storage::LedgerRepository& ledger_;
   storage::OutboxRepository& outbox_;
   projection::OutboxCodes outbox_codes_;
-  storage::ScanLocks* const locks_ ABSL_PT_GUARDED_BY(mu_);
+  storage::ScanLeases* const leases_ ABSL_PT_GUARDED_BY(mu_);
   const CatchUpOptions options_;
   absl::Mutex mu_;  // one round at a time
   // By outbox app code.

@@ -52,21 +52,19 @@ absl::StatusOr<std::shared_ptr<RebuildJob>> RebuildRunner::Start(const std::stri
                      " rebuild(s) running in this server, the most "
                      "--max_concurrent_rebuilds allows: retry once one has finished"));
   }
-  absl::StatusOr<storage::RebuildLock> lock = audit_.LockRebuild(app_code);
-  if (!lock.ok()) return lock.status();
+  absl::StatusOr<std::unique_ptr<storage::LeaseKeeper>> lease = audit_.LockRebuild(app_code);
+  if (!lease.ok()) return lease.status();
   auto job = std::make_shared<RebuildJob>(app_code);
   RebuildProgress listing;
   listing.phase = "listing users";
   job->Update(listing);
-  running_.push_back(Running{
-      job, std::thread([this, job,
-                        held = std::make_unique<storage::RebuildLock>(*std::move(lock))]() mutable {
-        Run(std::move(held), job);
-      })});
+  running_.push_back(Running{job, std::thread([this, job, held = *std::move(lease)]() mutable {
+                               Run(std::move(held), job);
+                             })});
   return job;
 }
 
-void RebuildRunner::Run(std::unique_ptr<storage::RebuildLock> lock,
+void RebuildRunner::Run(std::unique_ptr<storage::LeaseKeeper> lease,
                         std::shared_ptr<RebuildJob> job) {
   const std::string& app = job->app_code();
   LOG(INFO) << "rebuild of app " << app << ": started";
@@ -91,7 +89,14 @@ void RebuildRunner::Run(std::unique_ptr<storage::RebuildLock> lock,
                          progress.total, " users (each one completely): run the rebuild again"));
         break;
       }
-      absl::StatusOr<bool> rebuilt = audit_.RebuildUser(app, user);
+      absl::StatusOr<bool> rebuilt = audit_.RebuildUser(app, user, &lease->lease());
+      if (lease->lost() || storage::IsLeaseLost(rebuilt.status())) {
+        result = absl::AbortedError(absl::StrCat(
+            "this rebuild lost its lease (the server paused, or the database was away, for "
+            "longer than --lease_duration); rebuilt ",
+            progress.done, " of ", progress.total, " users (each one completely): run it again"));
+        break;
+      }
       if (!rebuilt.ok()) {
         ++failed;
         if (first_failure.ok()) {
@@ -109,7 +114,10 @@ void RebuildRunner::Run(std::unique_ptr<storage::RebuildLock> lock,
     if (result.ok() && failed == 0) {
       progress.phase = "rebuilding the sent wall";
       job->Update(progress);
-      result = audit_.RebuildSentWall(app, [this] { return stopping_.load(); }).status();
+      result = audit_
+                   .RebuildSentWall(
+                       app, [this] { return stopping_.load(); }, &lease->lease())
+                   .status();
     }
     if (result.ok() && failed > 0) {
       result = absl::AbortedError(
@@ -117,7 +125,7 @@ void RebuildRunner::Run(std::unique_ptr<storage::RebuildLock> lock,
                        " failed (first: ", first_failure.message(), "): run the rebuild again"));
     }
   }
-  lock.reset();  // before "done": a watcher may start the next rebuild at once
+  lease.reset();  // released before "done": a watcher may start the next rebuild at once
   progress.phase = "done";
   progress.finished = true;
   progress.result = result;

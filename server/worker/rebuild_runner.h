@@ -62,14 +62,15 @@ class RebuildRunner {
   ~RebuildRunner();
 
   // Starts rebuilding app_code's walls on a thread of the runner's: every user with a ledger
-  // or a wall row, one transaction each. FAILED_PRECONDITION if a rebuild of the app is running
-  // already, in this process or another (a database lock); RESOURCE_EXHAUSTED if this process
-  // runs max_running rebuilds already.
+  // or a wall row, one transaction each, under the app's rebuild lease (each transaction checks
+  // it; a rebuild that lost it stops). FAILED_PRECONDITION if a rebuild of the app is running
+  // already, in this process or another; RESOURCE_EXHAUSTED if this process runs max_running
+  // rebuilds already.
   absl::StatusOr<std::shared_ptr<RebuildJob>> Start(const std::string& app_code)
       ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Run(std::unique_ptr<storage::RebuildLock> lock, std::shared_ptr<RebuildJob> job);
+  void Run(std::unique_ptr<storage::LeaseKeeper> lease, std::shared_ptr<RebuildJob> job);
 
   projection::WallAudit& audit_;
   const int max_running_;

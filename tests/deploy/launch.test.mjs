@@ -25,6 +25,8 @@ const serverBin = process.env.GIFTWALL_SERVER_BIN;
 const testDatabase = process.env.GIFTWALL_TEST_MYSQL_URL;
 assert.ok(serverBin, "GIFTWALL_SERVER_BIN: the giftwall-server to run (ctest sets it)");
 assert.ok(testDatabase, "GIFTWALL_TEST_MYSQL_URL is not set: run the tests with scripts/test");
+const testDatabaseCa = process.env.GIFTWALL_TEST_MYSQL_CA;
+assert.ok(testDatabaseCa, "GIFTWALL_TEST_MYSQL_CA is not set: run the tests with scripts/test");
 const testServer = new URL(testDatabase);
 
 // As root, the pods' processes run as the user and groups their securityContext names.
@@ -83,7 +85,8 @@ async function waitFor(what, timeoutMs, probe) {
 
 // A container of a rendered pod, run here. `database` is the test's database for this overlay.
 class LocalPod {
-  // `secrets`: the contents of each secret the pod may mount, by name and key.
+  // `secrets`: the contents of each secret (and ConfigMap made by the operator) the pod may mount,
+  // by name and key.
   constructor(objects, podSpec, container, database, secrets, root) {
     this.podSpec = podSpec;
     this.secrets = secrets;
@@ -115,7 +118,11 @@ class LocalPod {
         mode = volume.secret.defaultMode ?? mode;
       } else {
         assert.ok(volume.configMap, `volume ${mount.name}: only secrets and ConfigMaps are mounted`);
-        files = find(this.objects, "ConfigMap", volume.configMap.name).data;
+        const name = volume.configMap.name;
+        const rendered = this.objects.some((o) => o.kind === "ConfigMap" && o.metadata.name === name);
+        files = rendered ? find(this.objects, "ConfigMap", name).data : this.secrets[name];
+        assert.ok(files || volume.configMap.optional, `ConfigMap ${name}: neither rendered nor made by the operator`);
+        if (!files) continue; // optional, and the operator made none
         mode = volume.configMap.defaultMode ?? mode;
       }
       const dir = join(this.root, mount.name);
@@ -138,6 +145,8 @@ class LocalPod {
       const url = new URL(env[name]);
       url.host = testServer.host;
       url.pathname = `/${this.database.name}`;
+      const ca = url.searchParams.get("ssl-ca");
+      for (const [mountPath, dir] of mounts) if (ca?.startsWith(`${mountPath}/`)) url.searchParams.set("ssl-ca", dir + ca.slice(mountPath.length));
       env[name] = url.toString();
     }
     // A container that declares no ports (the migration) listens on none.
@@ -206,6 +215,9 @@ for (const overlay of overlayNames()) {
       "giftwall-mysql": { password: `${users.get(servingUser).password}\n` },
       "giftwall-mysql-migrate": { password: `${users.get(migrateUser).password}\n` },
       "giftwall-tls": { "tls.crt": pki.server.cert, "tls.key": pki.server.key, "ca.crt": pki.ca },
+      // The database's CA (docs/OPERATIONS.md): scripts/test's MariaDB serves a certificate it
+      // signed, for 127.0.0.1.
+      "giftwall-mysql-ca": { "ca.crt": readFileSync(testDatabaseCa, "utf8") },
     };
     const root = mkdtempSync(join(tmpdir(), `giftwall-pod-${overlay}-`));
     chmodSync(root, 0o755);

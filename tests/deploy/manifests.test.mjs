@@ -128,6 +128,22 @@ for (const overlay of overlayNames()) {
       assert.ok(config.GIFTWALL_MYSQL_PASSWORD_FILE.startsWith(serverContainer.volumeMounts[0].mountPath));
     });
 
+    test("every database URL that names a CA finds it on a mounted volume; prod verifies", () => {
+      const containers = podTemplates(objects).flatMap(({ template }) => template.spec.containers);
+      for (const container of containers) {
+        const env = containerEnvironment(objects, container, { "metadata.name": "pod" });
+        for (const name of ["GIFTWALL_MYSQL_URL", "GIFTWALL_MYSQL_READ_URL"].filter((n) => env[n])) {
+          const url = new URL(env[name]);
+          const mode = url.searchParams.get("ssl-mode");
+          if (overlay === "prod") assert.equal(mode, "VERIFY_IDENTITY", `${name} in prod`);
+          const ca = url.searchParams.get("ssl-ca");
+          if (mode === "VERIFY_IDENTITY") assert.ok(ca, `${name}: VERIFY_IDENTITY needs ssl-ca`);
+          if (!ca) continue;
+          assert.ok(container.volumeMounts.some((m) => ca.startsWith(`${m.mountPath}/`)), `${name}: ${ca} is on no mounted volume`);
+        }
+      }
+    });
+
     test("gRPC is served over mutual TLS, from the mounted secret", () => {
       const mounts = serverContainer.volumeMounts.map((m) => m.mountPath);
       for (const name of ["GIFTWALL_TLS_CERT_FILE", "GIFTWALL_TLS_KEY_FILE", "GIFTWALL_TLS_CLIENT_CA_FILE"]) {

@@ -31,6 +31,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/storage/db_clock.h"
+#include "tests/e2e/private_mariadb.h"
 #include "tests/e2e/server_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/timing.h"
@@ -39,6 +40,7 @@ namespace giftwall {
 namespace {
 
 using testing::Message;
+using testing::PrivateMariaDb;
 using testing::ServerProcess;
 
 constexpr int64_t kT0 = 1'700'000'000'000;
@@ -611,74 +613,6 @@ TEST(Faults, ARebuildUnderLiveLoadWhoseClientDisconnectsFinishesAndLeavesTheWall
   for (std::thread& t : relays) t.join();
   ExpectExactWall(db, server, events);
 }
-
-// A MariaDB of this test's own, so that it can be stopped and started again.
-class PrivateMariaDb {
- public:
-  PrivateMariaDb()
-      : dir_(absl::StrCat(::testing::TempDir(), "/giftwall-fault-db-", getpid())),
-        port_(process::FreePort()) {
-    std::string output;
-    const std::string rm = absl::StrCat("rm -rf ", dir_);
-    (void)system(rm.c_str());
-    std::vector<std::string> install = {
-        "/usr/bin/mariadb-install-db", "--no-defaults", absl::StrCat("--datadir=", dir_),
-        "--auth-root-authentication-method=normal", "--skip-test-db"};
-    if (getuid() == 0) install.push_back("--user=root");
-    EXPECT_EQ(testing::RunCommand(install, &output), 0) << output;
-  }
-  ~PrivateMariaDb() {
-    Stop();
-    const std::string rm = absl::StrCat("rm -rf ", dir_);
-    (void)system(rm.c_str());
-  }
-
-  void Start() {
-    std::vector<std::string> args = {"/usr/sbin/mariadbd",
-                                     "--no-defaults",
-                                     absl::StrCat("--datadir=", dir_),
-                                     absl::StrCat("--port=", port_),
-                                     "--bind-address=127.0.0.1",
-                                     absl::StrCat("--socket=", dir_, "/mariadb.sock"),
-                                     "--skip-log-bin",
-                                     "--innodb-buffer-pool-size=64M",
-                                     "--innodb-flush-log-at-trx-commit=2"};
-    if (getuid() == 0) args.push_back("--user=root");
-    pid_ = process::Spawn(args, absl::StrCat(dir_, ".log"));
-    for (int i = 0; i < 300; ++i) {
-      std::string output;
-      if (testing::RunCommand({"/usr/bin/mariadb", "--no-defaults", "-h127.0.0.1",
-                               absl::StrCat("-P", port_), "-uroot", "-e", "SELECT 1"},
-                              &output) == 0) {
-        return;
-      }
-      absl::SleepFor(absl::Milliseconds(100));
-    }
-    ADD_FAILURE() << "private MariaDB did not start: "
-                  << process::ReadFile(absl::StrCat(dir_, ".log"));
-  }
-
-  // SIGSTOP: the server neither answers nor closes a connection, as on a hung host.
-  void Freeze() { kill(pid_, SIGSTOP); }
-  void Thaw() { kill(pid_, SIGCONT); }
-
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGCONT);  // a frozen server cannot act on SIGTERM
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
-  std::string server_url() const {
-    return absl::StrCat("mysql://root@127.0.0.1:", port_, "/mysql");
-  }
-
- private:
-  std::string dir_;
-  int port_;
-  pid_t pid_ = -1;
-};
 
 TEST(Faults, DatabaseRestartUnderLoadIsUnavailableThenRecoversWithoutAServerRestart) {
   PrivateMariaDb mariadb;

@@ -144,13 +144,13 @@ TEST(ServerConfig, InvalidConfigurationFailsAtStartWithOneClearLine) {
                        &output),
             2);
   EXPECT_THAT(output, HasSubstr("--read_lanes: must stay below --db_read_pool_size (2)"));
-  // The background pool must hold what it serves: two admin threads, a rebuild and its lock, the
-  // scan's reads and the lane that projects.
+  // The background pool must hold what it serves: two admin threads, a rebuild, the scan's reads
+  // and the lane that projects.
   EXPECT_EQ(RunCommand({GIFTWALL_SERVER_BIN, "--mysql_url=mysql://u@h/d", "--enable_admin",
-                        "--db_background_pool_size=5"},
+                        "--db_background_pool_size=4"},
                        &output),
             2);
-  EXPECT_THAT(output, HasSubstr("--db_background_pool_size: must be at least 6, got 5"));
+  EXPECT_THAT(output, HasSubstr("--db_background_pool_size: must be at least 5, got 4"));
 }
 
 // Period walls are kept in each app's zone: a server without the zone database refuses to start

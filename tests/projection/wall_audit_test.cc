@@ -9,8 +9,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/projection/group_projector.h"
-#include "server/storage/app_settings_store.h"
+#include "server/storage/lease_store.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_projection.h"
 
 namespace giftwall::projection {
 namespace {
@@ -280,19 +281,9 @@ TEST_F(WallAuditTest, RebuildUnderLiveProjectionLosesAndDoublesNothing) {
 // damaged wall run all the while, no repair loses a projection's part (nothing repairs after the
 // relays stop), and verify finds the sent wall exact.
 TEST_F(WallAuditTest, Rule19_TheSentWallUnderLiveProjectionRepairAndRebuildLosesAndDoublesNothing) {
-  storage::SettingsRepository settings(pool_);
-  ASSERT_TRUE(settings
-                  .Update("demo",
-                          [](const std::optional<domain::AppSettings>& current, int64_t now_ms) {
-                            domain::SettingsRequest request{"UTC", {}, "test", true};
-                            absl::StatusOr<domain::SettingsChange> change =
-                                domain::DecideSettingsChange(current, request, now_ms);
-                            if (!change.ok()) {
-                              return absl::StatusOr<domain::AppSettings>(change.status());
-                            }
-                            return absl::StatusOr<domain::AppSettings>(change->settings);
-                          })
-                  .ok());
+  ASSERT_TRUE(
+      testing::UpdateSettings(pool_, "demo", domain::SettingsRequest{"UTC", {}, "test", true})
+          .ok());
   std::atomic<bool> stop{false};
   std::atomic<int> failures{0};
   std::vector<std::thread> relays;
@@ -348,14 +339,39 @@ TEST_F(WallAuditTest, Rule19_TheSentWallUnderLiveProjectionRepairAndRebuildLoses
 }
 
 TEST_F(WallAuditTest, OneRebuildPerAppAtATime) {
-  absl::StatusOr<storage::RebuildLock> first = audit_.LockRebuild("demo");
+  absl::StatusOr<std::unique_ptr<storage::LeaseKeeper>> first = audit_.LockRebuild("demo");
   ASSERT_TRUE(first.ok()) << first.status();
-  absl::StatusOr<storage::RebuildLock> second = audit_.LockRebuild("demo");
+  absl::StatusOr<std::unique_ptr<storage::LeaseKeeper>> second = audit_.LockRebuild("demo");
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(second.status().message()),
+              ::testing::HasSubstr("a rebuild of app_code demo is already running"));
   EXPECT_TRUE(audit_.LockRebuild("other").ok()) << "other apps are not held up";
-  { storage::RebuildLock released = *std::move(first); }
+  first->reset();  // released: the next rebuild need not wait for it to expire
   EXPECT_TRUE(audit_.LockRebuild("demo").ok());
+}
+
+// A rebuild that lost its lease (it paused past it, and another rebuild took the app) writes
+// nothing more: every transaction of it checks the lease first.
+TEST_F(WallAuditTest, ARebuildThatLostItsLeaseWritesNothing) {
+  Deliver("E1", 7, "rose", 3, 100, kT0);
+  db_.Exec("UPDATE user_gift_wall SET gift_count = 99");
+  absl::StatusOr<std::unique_ptr<storage::LeaseKeeper>> paused = audit_.LockRebuild("demo");
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  const storage::Lease lease = (*paused)->lease();
+  // Its lease runs out meanwhile (as if the process had stopped), and another takes it.
+  db_.Exec("UPDATE giftwall_leases SET expires_at_ms = 0 WHERE name = 'rebuild/demo'");
+  absl::StatusOr<std::unique_ptr<storage::LeaseKeeper>> other = audit_.LockRebuild("demo");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_GT((*other)->lease().token, lease.token);
+
+  absl::StatusOr<bool> rebuilt = audit_.RebuildUser("demo", 7, &lease);
+  ASSERT_FALSE(rebuilt.ok());
+  EXPECT_TRUE(storage::IsLeaseLost(rebuilt.status())) << rebuilt.status();
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall WHERE user_id = 7"), 99);
+  rebuilt = audit_.RebuildUser("demo", 7, &(*other)->lease());
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall WHERE user_id = 7"), 3);
 }
 
 }  // namespace

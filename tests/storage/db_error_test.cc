@@ -24,6 +24,9 @@ TEST(DbError, EachErrorNumberHasItsKindAndCode) {
       {1690, DbErrorKind::kPermanent, absl::StatusCode::kOutOfRange},
       {1040, DbErrorKind::kUnavailable, absl::StatusCode::kUnavailable},
       {1047, DbErrorKind::kUnavailable, absl::StatusCode::kUnavailable},  // wsrep not ready
+      {1290, DbErrorKind::kUnavailable, absl::StatusCode::kUnavailable},  // read-only
+      {3100, DbErrorKind::kUnavailable, absl::StatusCode::kUnavailable},  // GR: no writes here
+      {3101, DbErrorKind::kConflict, absl::StatusCode::kUnavailable},     // GR: certification
       {1053, DbErrorKind::kUnavailable, absl::StatusCode::kUnavailable},
       {1927, DbErrorKind::kUnavailable, absl::StatusCode::kUnavailable},
       {2013, DbErrorKind::kUnavailable, absl::StatusCode::kUnavailable},
@@ -44,13 +47,16 @@ TEST(DbError, EachErrorNumberHasItsKindAndCode) {
 TEST(DbError, ContentionIsConflictOrLockWait) {
   EXPECT_TRUE(IsContention(MysqlError(1213, "40001", "deadlock")));
   EXPECT_TRUE(IsContention(MysqlError(1205, "HY000", "lock wait")));
+  EXPECT_TRUE(IsContention(MysqlError(3101, "40000", "group replication rolled it back")));
   EXPECT_FALSE(IsContention(MysqlError(1062, "23000", "duplicate")));
   EXPECT_FALSE(IsContention(absl::AbortedError("not from the database")));
 }
 
 TEST(DbError, LostSessionsAreDiscarded) {
-  for (int code : {1047, 1053, 1152, 1927, 2006, 2013, 4031}) EXPECT_TRUE(IsSessionLost(code));
-  for (int code : {1040, 1062, 1205, 1213, 1969}) EXPECT_FALSE(IsSessionLost(code));
+  for (int code : {1047, 1053, 1152, 1290, 1927, 2006, 2013, 3100, 4031}) {
+    EXPECT_TRUE(IsSessionLost(code)) << code;
+  }
+  for (int code : {1040, 1062, 1205, 1213, 1969, 3101}) EXPECT_FALSE(IsSessionLost(code)) << code;
 }
 
 TEST(DbError, AStatusStorageDidNotClassifyHasAKindByItsCode) {

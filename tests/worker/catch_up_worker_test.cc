@@ -170,8 +170,9 @@ TEST(CatchUpWorker, ConcurrentScannersCountEachEventOnce) {
   EXPECT_EQ(db.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall"), expected);
 }
 
-// One replica at a time scans an app: the one that holds its scan lock. When that replica dies
-// (its lock session with it), the next round of another takes the app over.
+// One replica at a time scans an app: the one that holds its scan lease. When that replica dies
+// (it renews the lease no more), the first round of another after the lease's duration takes the
+// app over.
 TEST(CatchUpWorker, OneReplicaScansAnAppAndAnotherTakesOverWhenItDies) {
   testing::TestDatabase db;
   // Recent events: a scan that has caught up looks only a safety margin back.
@@ -182,11 +183,12 @@ TEST(CatchUpWorker, OneReplicaScansAnAppAndAnotherTakesOverWhenItDies) {
   }
   storage::ConnectionPool pool_a(db.PoolOptions(4)), pool_b(db.PoolOptions(4));
   testing::TestProjection projection_a(pool_a), projection_b(pool_b);
-  auto locks_a = std::make_unique<storage::ScanLocks>(db.endpoint(), db.PoolOptions().session);
-  storage::ScanLocks locks_b(db.endpoint(), db.PoolOptions().session);
-  CatchUpWorker a(projection_a.recovery, projection_a.ledger, projection_a.outbox, locks_a.get(),
+  const absl::Duration lease = absl::Seconds(3);
+  storage::ScanLeases leases_a(db.endpoint(), db.PoolOptions().session, {"a", lease});
+  storage::ScanLeases leases_b(db.endpoint(), db.PoolOptions().session, {"b", lease});
+  CatchUpWorker a(projection_a.recovery, projection_a.ledger, projection_a.outbox, &leases_a,
                   Fast());
-  CatchUpWorker b(projection_b.recovery, projection_b.ledger, projection_b.outbox, &locks_b,
+  CatchUpWorker b(projection_b.recovery, projection_b.ledger, projection_b.outbox, &leases_b,
                   Fast());
 
   CatchUpRound round = a.RunRound();
@@ -202,19 +204,24 @@ TEST(CatchUpWorker, OneReplicaScansAnAppAndAnotherTakesOverWhenItDies) {
   EXPECT_EQ(round.projected, 0);
   round = a.RunRound();  // the holder goes on
   EXPECT_EQ(round.projected, 10);
+  EXPECT_EQ(
+      db.QueryString("SELECT holder FROM giftwall_leases WHERE name = 'scan/demo'").substr(0, 2),
+      "a/");
 
-  // The holder's lock session dies (a crashed replica): the other takes over.
-  const int64_t holder = db.QueryInt(absl::StrCat(
-      "SELECT IS_USED_LOCK(CONCAT('giftwall.scan.', SHA1(CONCAT(DATABASE(), '/', 'demo'))))"));
-  ASSERT_NE(holder, 0);
-  db.Exec(absl::StrCat("KILL ", holder));
+  // The holder stops renewing (a crashed replica): once its lease has run out, the other takes
+  // over, with the next token.
+  const int64_t token = db.QueryInt("SELECT token FROM giftwall_leases WHERE name = 'scan/demo'");
   for (int i = 30; i < 35; ++i) {
     db.InsertOutbox("demo", absl::StrCat("A", i), "WalletGiftDebited",
                     testing::GiftPayloadJson(1, "rose", 1), now + i);
   }
   round = b.RunRound();
+  EXPECT_EQ(round.skipped, 1) << "taken over before the lease ran out";
+  absl::SleepFor(lease + absl::Milliseconds(200));
+  round = b.RunRound();
   EXPECT_EQ(round.apps, 1);
   EXPECT_EQ(round.projected, 5);
+  EXPECT_EQ(db.QueryInt("SELECT token FROM giftwall_leases WHERE name = 'scan/demo'"), token + 1);
   // The dead replica's worker finds it lost the app, and leaves it to the other.
   round = a.RunRound();
   EXPECT_EQ(round.skipped, 1);

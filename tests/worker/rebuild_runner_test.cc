@@ -28,8 +28,8 @@ TEST(RebuildRunner, RebuildsEveryUserAndReportsProgressToTheEnd) {
   db.Exec("UPDATE user_gift_wall SET gift_count = 0");  // every wall drifted
   RebuildRunner runner(audit);
   {
-    // While another process rebuilds the app (it holds the lock), a rebuild is refused.
-    absl::StatusOr<storage::RebuildLock> elsewhere = audit.LockRebuild("demo");
+    // While another process rebuilds the app (it holds the lease), a rebuild is refused.
+    absl::StatusOr<std::unique_ptr<storage::LeaseKeeper>> elsewhere = audit.LockRebuild("demo");
     ASSERT_TRUE(elsewhere.ok());
     absl::StatusOr<std::shared_ptr<RebuildJob>> refused = runner.Start("demo");
     ASSERT_FALSE(refused.ok());
