@@ -6,6 +6,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -22,6 +23,8 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/storage/contention.h"
+#include "server/storage/node_state.h"
 #include "server/storage/sql_connection.h"
 
 #ifndef GIFTWALL_VERSION
@@ -133,6 +136,23 @@ class ComponentCollector : public prometheus::Collectable {
       AddCounter(&errors, {{"errno", absl::StrCat(code)}}, static_cast<double>(count));
     }
     out.push_back(std::move(errors));
+    MetricFamily retries = CounterFamily(
+        "giftwall_db_contention_retries_total",
+        "Transactions tried again on contention, by kind: conflict (a deadlock, or on a Galera "
+        "cluster a certification conflict: both are 1213) or lock_wait (1205)");
+    for (const auto& [kind, count] : storage::ContentionRetryCounts()) {
+      AddCounter(&retries, {{"kind", kind}}, static_cast<double>(count));
+    }
+    out.push_back(std::move(retries));
+    if (std::optional<int64_t> failures = storage::LastWsrepCertFailures()) {
+      MetricFamily cert = GaugeFamily(
+          "giftwall_db_wsrep_local_cert_failures",
+          "The Galera node's wsrep_local_cert_failures, as the readiness probe last read it "
+          "(a counter of the node's, since it started): certification conflicts, which the "
+          "error number cannot tell from deadlocks");
+      AddGauge(&cert, {}, static_cast<double>(*failures));
+      out.push_back(std::move(cert));
+    }
     if (sources_.access != nullptr) {
       MetricFamily refused = CounterFamily(
           "giftwall_auth_refused_before_reading_total",

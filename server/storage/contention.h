@@ -4,6 +4,10 @@
 #ifndef GIFTWALL_SERVER_STORAGE_CONTENTION_H_
 #define GIFTWALL_SERVER_STORAGE_CONTENTION_H_
 
+#include <cstdint>
+#include <map>
+#include <string>
+
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
@@ -23,13 +27,18 @@ class ContentionRetries {
   explicit ContentionRetries(const domain::RetryPolicy& policy) : policy_(policy) {}
 
   // After an attempt that met contention (`cause`): the pause before the next attempt, or
-  // ABORTED once policy.contention_attempts attempts have met it.
+  // ABORTED (UNAVAILABLE for a cause that is) once policy.contention_attempts attempts have met
+  // it.
   absl::StatusOr<absl::Duration> Next(const absl::Status& cause);
 
  private:
   const domain::RetryPolicy& policy_;
   int attempts_ = 0;
 };
+
+// Retries on contention this process has made, by kind ("conflict", "lock_wait"): for the
+// metrics. Each retry is counted; they are logged at most once per 10 s, with their number.
+std::map<std::string, int64_t> ContentionRetryCounts();
 
 // Runs `body` with a pooled session; when it fails on contention, returns the session to the
 // pool, pauses and runs it again, up to policy.contention_attempts times in all, then ABORTED.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "server/storage/migrator.h"
+#include "server/storage/node_state.h"
 
 namespace giftwall::transport {
 
@@ -53,6 +54,10 @@ std::string ReadinessProbe::Check() {
     if (!opened.ok()) return std::string(opened.status().message());
     conn_ = *std::move(opened);
   }
+  // The node first: a Galera node outside the primary component answers SHOW, and nothing else.
+  absl::StatusOr<domain::NodeState> node = storage::ReadNodeState(*conn_);
+  if (!node.ok()) return std::string(node.status().message());
+  if (std::string problem = domain::NodeProblem(*node); !problem.empty()) return problem;
   absl::StatusOr<storage::SchemaState> schema = storage::ReadSchemaState(*conn_);
   if (!schema.ok()) return std::string(schema.status().message());
   if (!schema->dirty.empty()) return schema->dirty;

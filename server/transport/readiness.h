@@ -1,5 +1,8 @@
-// Keeps the `readiness` health status true to the database: SERVING while the database answers
-// and its schema is what this binary needs, NOT_SERVING otherwise and from shutdown on.
+// Keeps the `readiness` health status true to the database: SERVING while the node the probe's
+// session reaches can serve (a Galera node ready, in the primary component and Synced; a Group
+// Replication member ONLINE; any node writable: domain::NodeProblem) and its schema is what this
+// binary needs, NOT_SERVING otherwise and from shutdown on. Behind a proxy, that node is the one
+// the proxy chose for this session.
 #ifndef GIFTWALL_SERVER_TRANSPORT_READINESS_H_
 #define GIFTWALL_SERVER_TRANSPORT_READINESS_H_
 

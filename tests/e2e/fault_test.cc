@@ -690,6 +690,43 @@ TEST(Faults, AFrozenDatabaseTurnsReadinessOffWithinTheProbePeriod) {
   EXPECT_TRUE(server.WaitReady()) << server.log();
 }
 
+// A node that takes no writes (a replica promoted the wrong way round, a fenced node, a Group
+// Replication secondary) cannot serve this server: readiness goes off while it is read-only, and
+// a write there is UNAVAILABLE (1290), not INTERNAL; both come back once it takes writes.
+TEST(Faults, AReadOnlyDatabaseTurnsReadinessOffAndWritesAreUnavailable) {
+  PrivateMariaDb mariadb;
+  mariadb.Start();
+  setenv("GIFTWALL_TEST_MYSQL_URL", mariadb.server_url().c_str(), 1);
+  testing::TestDatabase db;
+  // A user without SUPER: read_only binds it (root would write through it).
+  mariadb.Exec(absl::StrCat("CREATE USER app@'%' IDENTIFIED BY 'pw'; GRANT ALL ON `",
+                            db.endpoint().database, "`.* TO app@'%'"));
+  const std::string url =
+      absl::StrCat("mysql://app:pw@127.0.0.1:", mariadb.port(), "/", db.endpoint().database);
+  ServerProcess server(url, {"--catchup_interval=0"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+
+  mariadb.Exec("SET GLOBAL read_only = 1");
+  std::string readiness = "SERVING";
+  for (int i = 0; i < 100 && readiness == "SERVING"; ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    readiness = server.Health("readiness");
+  }
+  EXPECT_EQ(readiness, "NOT_SERVING");
+  OutboxEvent event;
+  event.id = "R1";
+  event.payload = testing::GiftPayloadJson(7, "rose", 1);
+  event.at = kT0;
+  const grpc::Status refused = Project(server, event);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE) << refused.error_message();
+  EXPECT_THAT(server.log(), ::testing::HasSubstr("not ready: the database is read-only"));
+
+  mariadb.Exec("SET GLOBAL read_only = 0");
+  EXPECT_TRUE(server.WaitReady()) << server.log();
+  const grpc::Status projected = Project(server, event);
+  EXPECT_TRUE(projected.ok()) << projected.error_message();
+}
+
 // A call to a frozen database fails as soon as its statement limit (plus a second's margin for
 // the server's own limit to speak first) and the connect timeout say, not after a longer socket
 // timeout; and once the database is back, the same event projects.

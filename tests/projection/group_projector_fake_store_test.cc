@@ -142,6 +142,18 @@ TEST_F(FakeStoreTest, ContentionThatOutlastsEveryAttemptGivesUpWithAborted) {
   EXPECT_EQ(GiftCount(7, "rose"), 0);
 }
 
+// Group Replication's certification rollback (3101) is retried as a conflict; past the attempts
+// the member is taken to be refusing writes for now: UNAVAILABLE, which the relay retries.
+TEST_F(FakeStoreTest, AGroupReplicationRollbackIsRetriedThenUnavailable) {
+  store_.Fail(Call::kMergeWalls, storage::MysqlError(3101, "40000", "plugin rollback"), 2);
+  EXPECT_THAT(Project({Event("E1", 7, "rose", 2)}), ElementsAre("PROJECTED"));
+  store_.Fail(Call::kMergeWalls, storage::MysqlError(3101, "40000", "plugin rollback"), -1);
+  EXPECT_THAT(Project({Event("E2", 7, "rose", 1)}), ElementsAre("UNAVAILABLE"));
+  EXPECT_THAT(std::string(last_failure_.message()), HasSubstr("gave up after 6 attempts"));
+  EXPECT_EQ(GiftCount(7, "rose"), 2);
+  EXPECT_EQ(store_.app().ledger.count("E2"), 0u) << "contention is never recorded";
+}
+
 TEST_F(FakeStoreTest, ATransientFailureIsRecordedWithItsBackoffAndAnsweredUnavailable) {
   store_.Fail(Call::kMergeWalls, DbError(DbErrorKind::kUnavailable, "server has gone away"));
   EXPECT_THAT(Project({Event("E1", 7, "rose", 2)}), ElementsAre("UNAVAILABLE"));
