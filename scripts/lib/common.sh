@@ -16,9 +16,11 @@ GIFTWALL_PACKAGES=(
 
 # What scripts/test needs besides: promtool (package prometheus) checks the alert rules, openssl
 # makes the TLS tests' certificates, Go runs the payload's differential test, clang and libFuzzer
-# fuzz the parsers, faketime runs a server with a skewed clock (DESIGN §2.9), and tests/deploy
-# runs on Node.js (nodejs and npm, unless the machine has its own npm already).
-GIFTWALL_TEST_PACKAGES=(prometheus openssl golang-go clang libfuzzer-14-dev faketime)
+# fuzz the parsers, faketime runs a server with a skewed clock (DESIGN §2.9), galera-4,
+# mariadb-backup and socat run a Galera cluster (scripts/lib/galera.sh, for galera_test), and
+# tests/deploy runs on Node.js (nodejs and npm, unless the machine has its own npm already).
+GIFTWALL_TEST_PACKAGES=(prometheus openssl golang-go clang libfuzzer-14-dev faketime galera-4
+  mariadb-backup socat)
 command -v npm >/dev/null || GIFTWALL_TEST_PACKAGES+=(nodejs npm)
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
