@@ -72,9 +72,10 @@ std::vector<const google::protobuf::ServiceDescriptor*> ServedServices(const Ser
   return services;
 }
 
-storage::ConnectionPool* ReadPoolOf(const std::unique_ptr<storage::ConnectionPool>& read_pool,
-                                    storage::ConnectionPool& pool) {
-  return read_pool != nullptr ? read_pool.get() : &pool;
+storage::SessionSource& ReadSourceOf(const std::unique_ptr<storage::ReplicaRouter>& replica,
+                                     storage::ConnectionPool& pool) {
+  if (replica != nullptr) return *replica;
+  return pool;
 }
 
 projection::EngineOptions BackgroundEngine(const ServerConfig& config) {
@@ -105,11 +106,14 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
       read_pool_(config.read_pool.has_value()
                      ? std::make_unique<storage::ConnectionPool>(*config.read_pool)
                      : nullptr),
+      replica_(read_pool_ != nullptr
+                   ? std::make_unique<storage::ReplicaRouter>(pool_, *read_pool_, config.replica)
+                   : nullptr),
       background_pool_(config.background_pool),
-      wall_(*ReadPoolOf(read_pool_, pool_)),
+      wall_(ReadSourceOf(replica_, pool_)),
       catalog_(pool_),
       privacy_(pool_),
-      sent_(*ReadPoolOf(read_pool_, pool_)),
+      sent_(ReadSourceOf(replica_, pool_)),
       outbox_(pool_),
       projector_(pool_, config.retry, config.max_wall_gifts, config.period_retention),
       engine_(projector_, config.engine),
@@ -155,6 +159,7 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
       scan_leases_(config.pool.endpoint, config.pool.session,
                    storage::LeaseOptions{config.worker_id, config.lease_duration}),
       catch_up_(recovery_, ledger_, background_outbox_, &scan_leases_, config.catch_up),
+      heartbeat_(background_pool_, storage::LeaseOptions{config.worker_id, config.lease_duration}),
       quota_("giftwall") {}
 
 Server::~Server() {
@@ -186,7 +191,8 @@ absl::Status Server::AddInterceptors(grpc::ServerBuilder& builder) {
                                     &background_engine_, &reader_, &workers_, &admin_workers_,
                                     config_.tls.has_value() && !config_.access_policy_file.empty()
                                         ? access_.get()
-                                        : nullptr},
+                                        : nullptr,
+                                    replica_.get()},
                                    ServedServices(config_)));
     LOG(INFO) << "serving metrics on " << config_.metrics_listen << " (port " << metrics_->port()
               << ")";
@@ -245,6 +251,7 @@ absl::Status Server::Start() {
   readiness_ = std::make_unique<transport::ReadinessProbe>(
       config_.pool.endpoint, config_.pool.session, *health_, absl::Seconds(2));
   if (config_.enable_admin) LOG(INFO) << "serving giftwall.v1.ProjectionAdminService";
+  heartbeat_.Start();
   if (config_.catch_up.interval > absl::ZeroDuration()) {
     // The scan's thread also prunes the period walls past retention, of the apps it scans.
     catch_up_.PrunePeriodsWith(&pruner_);

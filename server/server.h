@@ -28,6 +28,7 @@
 #include "server/storage/connection_pool.h"
 #include "server/storage/ledger_repository.h"
 #include "server/storage/outbox_repository.h"
+#include "server/storage/replica_router.h"
 #include "server/storage/scan_leases.h"
 #include "server/storage/sender_privacy_repository.h"
 #include "server/storage/wall_repository.h"
@@ -38,6 +39,7 @@
 #include "server/transport/readiness.h"
 #include "server/transport/worker_pool.h"
 #include "server/worker/catch_up_worker.h"
+#include "server/worker/heartbeat_writer.h"
 #include "server/worker/rebuild_runner.h"
 
 namespace giftwall {
@@ -72,8 +74,10 @@ class Server {
 
   const ServerConfig config_;
   storage::ConnectionPool pool_;
-  // Wall reads go to the replica when there is one; the primary serves everything else.
+  // Wall reads go to the replica when there is one, while it is usable (replica_); the primary
+  // serves everything else.
   std::unique_ptr<storage::ConnectionPool> read_pool_;
+  std::unique_ptr<storage::ReplicaRouter> replica_;
   // Admin calls and background work have sessions of their own: a long verify or rebuild, or a
   // scan of a large backlog, never leaves the relay waiting for one.
   storage::ConnectionPool background_pool_;
@@ -109,6 +113,7 @@ class Server {
   projection::PeriodPruner pruner_;
   storage::ScanLeases scan_leases_;
   worker::CatchUpWorker catch_up_;
+  worker::HeartbeatWriter heartbeat_;
   // From Start on.
   grpc::ResourceQuota quota_;
   std::unique_ptr<metrics::Metrics> metrics_;

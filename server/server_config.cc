@@ -33,6 +33,12 @@ ABSL_FLAG(std::string, mysql_read_url, "",
           "password, --mysql_password_file's); empty: --mysql_url");
 ABSL_FLAG(int, db_read_pool_size, 8,
           "most sessions this process opens to --mysql_read_url (when it is set)");
+ABSL_FLAG(absl::Duration, read_replica_max_lag, absl::Seconds(30),
+          "a read replica that trails the primary by more than this (its copy of the primary's "
+          "heartbeat row) is not read");
+ABSL_FLAG(std::string, read_replica_fallback, "primary",
+          "while the read replica is not usable (unreachable, its schema behind, lagging): "
+          "'primary' reads from the primary, 'unavailable' answers UNAVAILABLE");
 ABSL_FLAG(std::string, worker_id, "",
           "this replica's name in logs and in the lease rows it holds; default: the host name");
 ABSL_FLAG(absl::Duration, lease_duration, absl::Seconds(30),
@@ -283,6 +289,17 @@ absl::Status ReadDatabase(ServerConfig& config) {
     read_pool.endpoint = *std::move(read_endpoint);
     read_pool.max_size = absl::GetFlag(FLAGS_db_read_pool_size);
     if (absl::Status s = Positive("db_read_pool_size", read_pool.max_size); !s.ok()) return s;
+    config.replica.max_lag = absl::GetFlag(FLAGS_read_replica_max_lag);
+    if (absl::Status s = PositiveDuration("read_replica_max_lag", config.replica.max_lag);
+        !s.ok()) {
+      return s;
+    }
+    const std::string fallback = absl::GetFlag(FLAGS_read_replica_fallback);
+    if (fallback != "primary" && fallback != "unavailable") {
+      return Invalid("read_replica_fallback",
+                     absl::StrCat("must be primary or unavailable, got \"", fallback, "\""));
+    }
+    config.replica.fall_back_to_primary = fallback == "primary";
   }
   return absl::OkStatus();
 }
@@ -418,7 +435,8 @@ absl::Status ReadBackground(ServerConfig& config) {
                                 config.background_pool.max_size,
                                 ": a session per admin thread, one for each rebuild "
                                 "(--max_concurrent_rebuilds), "
-                                "one for the scan's reads, one for the lane that projects"));
+                                "one for the scan's reads, one for the lane that projects, "
+                                "one for the heartbeat"));
   }
   return absl::OkStatus();
 }
@@ -476,7 +494,8 @@ int BackgroundSessionsNeeded(const ServerConfig& config) {
   const int admin = config.enable_admin ? kAdminThreads + config.max_concurrent_rebuilds : 0;
   const int scan_reads = scan ? 1 : 0;
   const int projection_lanes = config.enable_admin || scan ? kBackgroundProjectionLanes : 0;
-  return admin + scan_reads + projection_lanes;
+  const int heartbeat = 1;
+  return admin + scan_reads + projection_lanes + heartbeat;
 }
 
 namespace {
@@ -511,6 +530,8 @@ std::vector<std::pair<absl::string_view, std::string>> Settings(const ServerConf
       {"mysql_password_file", OrNone(c.mysql_password_file)},
       {"mysql_read_url", c.read_pool ? c.read_pool->endpoint.Describe() : "(none: --mysql_url)"},
       {"db_read_pool_size", c.read_pool ? absl::StrCat(c.read_pool->max_size) : "(none)"},
+      {"read_replica_max_lag", Duration(c.replica.max_lag)},
+      {"read_replica_fallback", c.replica.fall_back_to_primary ? "primary" : "unavailable"},
       {"db_pool_size", absl::StrCat(c.pool.max_size)},
       {"db_background_pool_size", absl::StrCat(c.background_pool.max_size)},
       {"db_acquire_timeout", Duration(c.pool.acquire_timeout)},

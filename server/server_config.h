@@ -14,6 +14,7 @@
 #include "server/projection/projection_engine.h"
 #include "server/reads/wall_reader.h"
 #include "server/storage/connection_pool.h"
+#include "server/storage/replica_router.h"
 #include "server/transport/tls.h"
 #include "server/worker/catch_up_worker.h"
 #include "server/worker/rebuild_runner.h"
@@ -51,6 +52,8 @@ struct ServerConfig {
   // GetSenderStanding): a replica. The primary serves
   // everything else, readiness included.
   std::optional<storage::PoolOptions> read_pool;
+  // When the replica is read, and what reads do when it is not usable.
+  storage::ReplicaOptions replica;
   // This replica's name in logs and lease rows, and how long its leases last unless renewed.
   std::string worker_id;
   absl::Duration lease_duration = absl::Seconds(30);
@@ -96,8 +99,8 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags();
 absl::Status CheckCanServe(const ServerConfig& config);
 
 // The sessions the background pool must hold for what `config` runs on it: each admin thread,
-// each running rebuild (its work: its lease is kept on a session apart), the catch-up scan, and the
-// background projection
+// each running rebuild (its work: its lease is kept on a session apart), the catch-up scan, the
+// primary's heartbeat, and the background projection
 // engine's lanes (the scan's and requeue's groups).
 int BackgroundSessionsNeeded(const ServerConfig& config);
 

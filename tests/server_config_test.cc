@@ -130,8 +130,9 @@ TEST_F(ServerConfigTest, TheBackgroundPoolHoldsWhatRunsOnIt) {
   absl::StatusOr<ServerConfig> config = ServerConfigFromFlags();
   ASSERT_TRUE(config.ok()) << config.status();
   // Admin threads, a worker per rebuild (its lease has a session apart), the scan's reads, the
-  // projection lane.
-  EXPECT_EQ(BackgroundSessionsNeeded(*config), kAdminThreads + 3 + 1 + kBackgroundProjectionLanes);
+  // projection lane, the heartbeat.
+  EXPECT_EQ(BackgroundSessionsNeeded(*config),
+            kAdminThreads + 3 + 1 + kBackgroundProjectionLanes + 1);
   Set("db_background_pool_size", absl::StrCat(BackgroundSessionsNeeded(*config) - 1));
   absl::StatusOr<ServerConfig> small = ServerConfigFromFlags();
   ASSERT_FALSE(small.ok());
@@ -142,7 +143,7 @@ TEST_F(ServerConfigTest, TheBackgroundPoolHoldsWhatRunsOnIt) {
   Set("catchup_interval", "0s");
   config = ServerConfigFromFlags();
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(BackgroundSessionsNeeded(*config), 0) << "nothing runs in the background";
+  EXPECT_EQ(BackgroundSessionsNeeded(*config), 1) << "only the heartbeat runs in the background";
 }
 
 }  // namespace

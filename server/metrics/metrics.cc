@@ -153,6 +153,22 @@ class ComponentCollector : public prometheus::Collectable {
       AddGauge(&cert, {}, static_cast<double>(*failures));
       out.push_back(std::move(cert));
     }
+    if (sources_.replica != nullptr) {
+      MetricFamily in_use = GaugeFamily(
+          "giftwall_read_replica_in_use",
+          "1 while the wall reads go to the read replica; 0 while it is not usable (unreachable, "
+          "its schema behind, lagging past --read_replica_max_lag)");
+      AddGauge(&in_use, {}, sources_.replica->in_use() ? 1 : 0);
+      out.push_back(std::move(in_use));
+      if (std::optional<double> lag = sources_.replica->lag_seconds()) {
+        MetricFamily lag_family = GaugeFamily(
+            "giftwall_read_replica_lag_seconds",
+            "How far the read replica trails the primary, as last measured: the age of its copy "
+            "of the primary's heartbeat row, by the replica's clock");
+        AddGauge(&lag_family, {}, *lag);
+        out.push_back(std::move(lag_family));
+      }
+    }
     if (sources_.access != nullptr) {
       MetricFamily refused = CounterFamily(
           "giftwall_auth_refused_before_reading_total",

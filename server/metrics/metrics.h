@@ -18,6 +18,7 @@
 #include "server/reads/wall_reader.h"
 #include "server/storage/connection_pool.h"
 #include "server/storage/ledger_repository.h"
+#include "server/storage/replica_router.h"
 #include "server/transport/access_control.h"
 #include "server/transport/worker_pool.h"
 #include "server/worker/catch_up_worker.h"
@@ -41,6 +42,7 @@ struct Sources {
   const transport::WorkerPool* workers = nullptr;
   const transport::WorkerPool* admin_workers = nullptr;
   const transport::AccessControl* access = nullptr;  // with a policy, over TLS
+  const storage::ReplicaRouter* replica = nullptr;   // with --mysql_read_url
 };
 
 class Metrics final : public worker::AppStatusSink {

@@ -60,17 +60,25 @@ struct PoolStats {
   int64_t exhausted_total = 0;        // Acquire calls that waited in vain (UNAVAILABLE)
 };
 
-class ConnectionPool {
+// Where a repository gets its sessions: a pool, or a choice between pools (the wall reads'
+// ReplicaRouter).
+class SessionSource {
+ public:
+  virtual ~SessionSource() = default;
+  virtual absl::StatusOr<PooledConnection> Acquire() = 0;
+};
+
+class ConnectionPool final : public SessionSource {
  public:
   explicit ConnectionPool(PoolOptions options);
   // Every lease must have been returned.
-  ~ConnectionPool();
+  ~ConnectionPool() override;
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
 
   // A session, reused or newly opened. UNAVAILABLE when the database cannot be reached or no
   // session frees up within acquire_timeout.
-  absl::StatusOr<PooledConnection> Acquire();
+  absl::StatusOr<PooledConnection> Acquire() override;
 
   PoolStats Stats() const ABSL_LOCKS_EXCLUDED(mu_);
   const PoolOptions& options() const { return options_; }

@@ -81,7 +81,7 @@ absl::string_view SentReceiversQuery(bool period, bool after_cursor, bool open_o
 
 class SentWallRepository {
  public:
-  explicit SentWallRepository(ConnectionPool& pool) : pool_(pool) {}
+  explicit SentWallRepository(SessionSource& pool) : pool_(pool) {}
 
   // A page of a sender's sent gifts of `period` in gift_id order, after `after_gift` if given;
   // with `shown_only`, only those with an open part (all-time: a period's is not kept).
@@ -112,7 +112,7 @@ class SentWallRepository {
                                     int64_t sender_user_id, absl::string_view period,
                                     const std::optional<std::string>& after_gift, int limit);
 
-  ConnectionPool& pool_;
+  SessionSource& pool_;
 };
 
 }  // namespace giftwall::storage

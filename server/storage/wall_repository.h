@@ -72,7 +72,7 @@ absl::string_view HiddenSendersQuery();
 
 class WallRepository {
  public:
-  explicit WallRepository(ConnectionPool& pool) : pool_(pool) {}
+  explicit WallRepository(SessionSource& pool) : pool_(pool) {}
 
   // Every gift of each of the walls of `user_ids` (of one app; all-time, or of one period), in
   // one statement: one snapshot, a primary-key range per wall. Unordered within a wall; a user
@@ -114,7 +114,7 @@ class WallRepository {
   absl::StatusOr<AppSettingsSnapshot> ReadSettings(absl::string_view app_code);
 
  private:
-  ConnectionPool& pool_;
+  SessionSource& pool_;
 };
 
 }  // namespace giftwall::storage

@@ -144,13 +144,13 @@ TEST(ServerConfig, InvalidConfigurationFailsAtStartWithOneClearLine) {
                        &output),
             2);
   EXPECT_THAT(output, HasSubstr("--read_lanes: must stay below --db_read_pool_size (2)"));
-  // The background pool must hold what it serves: two admin threads, a rebuild, the scan's reads
-  // and the lane that projects.
+  // The background pool must hold what it serves: two admin threads, a rebuild, the scan's reads,
+  // the lane that projects and the heartbeat.
   EXPECT_EQ(RunCommand({GIFTWALL_SERVER_BIN, "--mysql_url=mysql://u@h/d", "--enable_admin",
-                        "--db_background_pool_size=4"},
+                        "--db_background_pool_size=5"},
                        &output),
             2);
-  EXPECT_THAT(output, HasSubstr("--db_background_pool_size: must be at least 5, got 4"));
+  EXPECT_THAT(output, HasSubstr("--db_background_pool_size: must be at least 6, got 5"));
 }
 
 // Period walls are kept in each app's zone: a server without the zone database refuses to start
@@ -349,82 +349,6 @@ TEST_F(ServerE2eTest, ReflectionSeesCoinsSendersSortsAndSummary) {
        absl::StrFormat(R"({"app_code":"refl2","user_id":"12","page_token":"%s"})", token));
   EXPECT_EQ(rpc.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(rpc.error_message(), HasSubstr("another wall or sort"));
-}
-
-// --mysql_read_url: GetGiftWall and ListGiftWallSenders read the replica; every write, and
-// readiness, stay on the primary. The "replica" is a database of its own, copied by hand.
-TEST_F(ServerE2eTest, WallsAreReadFromTheReadUrlAndWrittenToThePrimary) {
-  testing::TestDatabase primary;
-  testing::TestDatabase replica;
-  const int metrics_port = process::FreePort();
-  ServerProcess server(primary.url(), {absl::StrCat("--mysql_read_url=", replica.url()),
-                                       absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port)});
-  ASSERT_TRUE(server.WaitReady()) << server.log();
-  auto stub = v1::GiftWallService::NewStub(server.Channel());
-  const auto read = [&](v1::GetGiftWallResponse* wall, v1::ListGiftWallSendersResponse* senders) {
-    grpc::ClientContext wall_context, senders_context;
-    v1::GetGiftWallRequest wall_request;
-    wall_request.set_app_code("replica");
-    wall_request.set_user_id(7);
-    ASSERT_TRUE(stub->GetGiftWall(&wall_context, wall_request, wall).ok());
-    v1::ListGiftWallSendersRequest senders_request;
-    senders_request.set_app_code("replica");
-    senders_request.set_user_id(7);
-    senders_request.set_gift_id("rose");
-    ASSERT_TRUE(stub->ListGiftWallSenders(&senders_context, senders_request, senders).ok());
-  };
-
-  v1::ProjectMessageResponse response;
-  ASSERT_TRUE(Project(Message("replica", "R1",
-                              R"({"target_user_id":7,"gift_id":"rose","gift_count":3,)"
-                              R"("sender_user_id":70})"),
-                      &response, &server)
-                  .ok());
-  ASSERT_EQ(response.outcome(), v1::PROJECTION_OUTCOME_PROJECTED);
-  EXPECT_EQ(primary.QueryInt("SELECT gift_count FROM user_gift_wall WHERE user_id = 7"), 3);
-  EXPECT_EQ(replica.QueryInt("SELECT COUNT(*) FROM wallet_projection_events"), 0);
-  v1::GetGiftWallResponse wall;
-  v1::ListGiftWallSendersResponse senders;
-  read(&wall, &senders);
-  EXPECT_EQ(wall.items_size(), 0) << "read the primary, not the replica";
-  EXPECT_EQ(senders.senders_size(), 0);
-
-  for (const char* table : {"user_gift_wall", "user_gift_wall_sender"}) {
-    replica.Exec(absl::StrFormat("INSERT INTO %s SELECT * FROM `%s`.%s", table,
-                                 primary.endpoint().database, table));
-  }
-  wall.Clear();
-  senders.Clear();
-  read(&wall, &senders);
-  ASSERT_EQ(wall.items_size(), 1);
-  EXPECT_EQ(wall.items(0).gift_count(), 3);
-  ASSERT_EQ(senders.senders_size(), 1);
-  EXPECT_EQ(senders.senders(0).user_id(), 70);
-
-  const std::string metrics = testing::HttpGet(metrics_port, "/metrics");
-  EXPECT_THAT(metrics, HasSubstr(R"(giftwall_db_pool_max_sessions{pool="read"} 8)"));
-  EXPECT_THAT(metrics, HasSubstr(R"(giftwall_db_pool_acquired_total{pool="primary"})"));
-}
-
-// A replica that cannot be reached fails the reads (UNAVAILABLE), not the replica's readiness:
-// the relay's projections go on.
-TEST_F(ServerE2eTest, AnUnreachableReadUrlFailsReadsOnly) {
-  ServerProcess server(db_->url(), {absl::StrFormat("--mysql_read_url=mysql://root@127.0.0.1:%d/x",
-                                                    process::FreePort())});
-  ASSERT_TRUE(server.WaitReady()) << server.log();
-  v1::ProjectMessageResponse response;
-  EXPECT_TRUE(Project(Message("noreplica", "N1", R"({"target_user_id":7,"gift_id":"rose"})"),
-                      &response, &server)
-                  .ok());
-  auto stub = v1::GiftWallService::NewStub(server.Channel());
-  grpc::ClientContext context;
-  v1::GetGiftWallRequest request;
-  request.set_app_code("noreplica");
-  request.set_user_id(7);
-  v1::GetGiftWallResponse wall;
-  EXPECT_EQ(stub->GetGiftWall(&context, request, &wall).error_code(),
-            grpc::StatusCode::UNAVAILABLE);
-  EXPECT_EQ(server.Health("readiness"), "SERVING");
 }
 
 // --payload_source=outbox: what is projected is the wallet's outbox row; a message that says
