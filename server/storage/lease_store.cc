@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -81,7 +82,11 @@ absl::StatusOr<Lease> LeaseStatements::Acquire(absl::string_view name, absl::str
       RETURN_IF_ERROR(tx.Commit());
       return Lease{std::string(name), d.row.holder, d.row.token, d.row.expires_at_ms};
     }();
-    if (lease.ok() || !IsContention(lease.status()) || attempt == kAcquireAttempts) return lease;
+    // A failed COMMIT leaves the session broken (its state unknown): its owner opens another.
+    if (lease.ok() || !IsContention(lease.status()) || conn_.broken() ||
+        attempt == kAcquireAttempts) {
+      return lease;
+    }
     absl::SleepFor(absl::Milliseconds(5 + 20 * Jitter()));
   }
 }
@@ -106,19 +111,27 @@ bool IsLeaseLost(const absl::Status& status) { return status.GetPayload(kLostPay
 absl::StatusOr<std::unique_ptr<LeaseKeeper>> LeaseKeeper::Take(
     const MysqlEndpoint& endpoint, const SessionOptions& session, absl::string_view name,
     absl::string_view holder, absl::Duration duration, absl::Duration wait) {
-  ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> conn, SqlConnection::Open(endpoint, session));
+  // The keeper's statements are short: a database that hangs must not hold its renewals (or its
+  // owner, waiting for it to stop) for the session's own, maybe long, timeouts.
+  SessionOptions keeper = session;
+  keeper.read_timeout = std::min(keeper.read_timeout, duration / 3);
+  keeper.write_timeout = std::min(keeper.write_timeout, duration / 3);
+  keeper.statement_timeout = duration / 3;
   const absl::Time deadline = absl::Now() + wait;
+  std::unique_ptr<SqlConnection> conn;
   for (;;) {
+    if (conn == nullptr || conn->broken()) {
+      ASSIGN_OR_RETURN(conn, SqlConnection::Open(endpoint, keeper));
+    }
     absl::StatusOr<Lease> lease = LeaseStatements(*conn).Acquire(name, holder, duration);
     if (lease.ok()) {
       return std::unique_ptr<LeaseKeeper>(
-          new LeaseKeeper(std::move(conn), *std::move(lease), duration, endpoint, session));
+          new LeaseKeeper(std::move(conn), *std::move(lease), duration, endpoint, keeper));
     }
     const absl::Duration left = deadline - absl::Now();
-    if (lease.status().code() != absl::StatusCode::kFailedPrecondition ||
-        left <= absl::ZeroDuration()) {
-      return lease.status();
-    }
+    const bool waits = lease.status().code() == absl::StatusCode::kFailedPrecondition ||
+                       IsContention(lease.status());
+    if (!waits || left <= absl::ZeroDuration()) return lease.status();
     absl::SleepFor(std::min(left, absl::Milliseconds(250)));
   }
 }
@@ -157,7 +170,15 @@ void LeaseKeeper::RenewUntilStopped() {
         conn_.reset();
         ASSIGN_OR_RETURN(conn_, SqlConnection::Open(endpoint_, session_));
       }
-      return LeaseStatements(*conn_).Acquire(lease_.name, lease_.holder, duration_).status();
+      ASSIGN_OR_RETURN(const Lease renewed,
+                       LeaseStatements(*conn_).Acquire(lease_.name, lease_.holder, duration_));
+      // Lapsed, taken by another meanwhile and let go again: a new token, not this lease.
+      if (renewed.token != lease_.token) {
+        (void)LeaseStatements(*conn_).Release(renewed);  // not this keeper's to hold
+        return absl::FailedPreconditionError(
+            absl::StrCat("the lease went to token ", renewed.token, " meanwhile"));
+      }
+      return absl::OkStatus();
     }();
     if (s.ok()) {
       renewed_at = absl::Now();

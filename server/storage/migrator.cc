@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "glog/logging.h"
 #include "server/common/status_macros.h"
+#include "server/storage/db_error.h"
 #include "server/storage/lease_store.h"
 #include "server/storage/sql_script.h"
 
@@ -138,13 +139,21 @@ std::string RecordAppliedSql(const Migration& m, int version) {
       version, m.name, Checksum(m.sql));
 }
 
-// Runs `write` in a transaction that checks the migration's lease first.
+// Runs `write` in a transaction that checks the migration's lease first; again, a few times, if
+// it meets contention (on a cluster, the keeper's renewal through another node is one).
 absl::Status Fenced(SqlConnection& conn, const Lease& lease,
                     absl::FunctionRef<absl::Status()> write) {
-  ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(conn));
-  RETURN_IF_ERROR(LeaseStatements(conn).Fence(lease));
-  RETURN_IF_ERROR(write());
-  return tx.Commit();
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    absl::Status s = [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(conn));
+      RETURN_IF_ERROR(LeaseStatements(conn).Fence(lease));
+      RETURN_IF_ERROR(write());
+      return tx.Commit();
+    }();
+    if (s.ok() || !IsContention(s) || conn.broken() || attempt == kAttempts) return s;
+    absl::SleepFor(absl::Milliseconds(20 * attempt));
+  }
 }
 
 absl::Status Apply(SqlConnection& conn, const Migration& m, int version, const Lease& lease) {
@@ -205,8 +214,14 @@ absl::StatusOr<SchemaState> ReadSchemaState(SqlConnection& conn) {
 
 namespace {
 
-// Runs `body` under the migration's lease, with the bookkeeping table there and the legacy rows
-// copied.
+// The bookkeeping table, there, with the legacy rows copied; what it records.
+absl::StatusOr<std::map<int, Applied>> Bookkeeping(SqlConnection& conn) {
+  RETURN_IF_ERROR(conn.ExecuteDirect(kCreateMigrationsTable));
+  RETURN_IF_ERROR(CopyLegacyRows(conn));
+  return ReadApplied(conn);
+}
+
+// Runs `body` under the migration's lease, with the bookkeeping ready.
 template <typename T>
 absl::StatusOr<T> UnderLease(
     SqlConnection& conn,
@@ -223,10 +238,8 @@ absl::StatusOr<T> UnderLease(
                                                absl::FormatDuration(kLeaseWait), ": ",
                                                lease.status().message()));
   }
-  RETURN_IF_ERROR(conn.ExecuteDirect(kCreateMigrationsTable));
-  RETURN_IF_ERROR(CopyLegacyRows(conn));
   using AppliedMap = std::map<int, Applied>;
-  ASSIGN_OR_RETURN(AppliedMap applied, ReadApplied(conn));
+  ASSIGN_OR_RETURN(AppliedMap applied, Bookkeeping(conn));
   return body(applied, (*lease)->lease());
 }
 
@@ -277,22 +290,22 @@ absl::StatusOr<MigrationReport> Migrate(SqlConnection& conn,
 
 absl::StatusOr<std::string> PendingSql(SqlConnection& conn,
                                        const std::vector<Migration>& migrations) {
-  return UnderLease<std::string>(
-      conn, [&](std::map<int, Applied>& applied, const Lease&) -> absl::StatusOr<std::string> {
-        ASSIGN_OR_RETURN(const auto ordered, Plan(migrations, applied));
-        std::string out;
-        for (const auto& [version, m] : ordered) {
-          if (applied.count(version) > 0) continue;
-          absl::StrAppend(&out, "-- migration ", m->name, "\n");
-          for (const std::string& stmt : SplitSqlStatements(m->sql)) {
-            absl::StrAppend(&out, stmt, ";\n");
-          }
-          absl::StrAppend(&out, "-- then record it as applied:\n", RecordAppliedSql(*m, version),
-                          ";\n\n");
-        }
-        if (out.empty()) out = "-- nothing to apply: the schema is up to date\n";
-        return out;
-      });
+  // Applies nothing, so it takes no lease (it writes only the bookkeeping, as before).
+  using AppliedMap = std::map<int, Applied>;
+  ASSIGN_OR_RETURN(const AppliedMap applied, Bookkeeping(conn));
+  ASSIGN_OR_RETURN(const auto ordered, Plan(migrations, applied));
+  std::string out;
+  for (const auto& [version, m] : ordered) {
+    if (applied.count(version) > 0) continue;
+    absl::StrAppend(&out, "-- migration ", m->name, "\n");
+    for (const std::string& stmt : SplitSqlStatements(m->sql)) {
+      absl::StrAppend(&out, stmt, ";\n");
+    }
+    absl::StrAppend(&out, "-- then record it as applied:\n", RecordAppliedSql(*m, version),
+                    ";\n\n");
+  }
+  if (out.empty()) out = "-- nothing to apply: the schema is up to date\n";
+  return out;
 }
 
 absl::Status ClearDirty(SqlConnection& conn, int version) {

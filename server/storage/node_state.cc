@@ -13,7 +13,8 @@ namespace {
 
 constexpr absl::string_view kVariables = R"sql(
 SHOW GLOBAL VARIABLES WHERE Variable_name IN
-  ('read_only', 'super_read_only', 'wsrep_on', 'wsrep_sst_donor_rejects_queries'))sql";
+  ('read_only', 'super_read_only', 'wsrep_on', 'wsrep_sst_donor_rejects_queries',
+   'group_replication_group_name'))sql";
 
 constexpr absl::string_view kWsrepStatus = R"sql(
 SHOW GLOBAL STATUS WHERE Variable_name IN
@@ -26,6 +27,7 @@ SELECT MEMBER_STATE FROM performance_schema.replication_group_members
 WHERE MEMBER_ID = @@server_uuid)sql";
 
 constexpr int kNoSuchTable = 1146;
+constexpr int kTableAccessDenied = 1142;
 
 std::atomic<int64_t> cert_failures{-1};  // -1: none read
 
@@ -60,10 +62,15 @@ absl::StatusOr<domain::NodeState> ReadNodeState(SqlConnection& conn) {
     }
   }
   cert_failures = node.wsrep_local_cert_failures.value_or(-1);
-  if (!conn.is_mariadb()) {
+  // A member of a group (the plugin may be installed on a server that is in none): its state,
+  // where performance_schema lets this user read it.
+  if (auto group = variables.find("group_replication_group_name");
+      group != variables.end() && !group->second.empty()) {
     absl::Status s = conn.Query(kGroupMemberState, {},
                                 [&](const SqlRow& row) { node.group_member_state = row.Str(0); });
-    if (!s.ok() && MysqlErrno(s) != kNoSuchTable) return s;
+    if (!s.ok() && MysqlErrno(s) != kNoSuchTable && MysqlErrno(s) != kTableAccessDenied) {
+      return s;
+    }
   }
   return node;
 }

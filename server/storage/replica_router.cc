@@ -67,16 +67,37 @@ std::string ReplicaRouter::Check() {
   absl::Status s = conn_->Query(kHeartbeatAge, {}, [&](const SqlRow& row) { age_ms = row.Int(0); });
   if (!s.ok()) return absl::StrCat("cannot read the heartbeat: ", s.message());
   if (!age_ms.has_value()) return "no heartbeat of the primary has reached it yet";
-  const double lag = std::max<double>(0, static_cast<double>(*age_ms) / 1000);
+  // Less the heartbeat's age on the primary: a beat that was late (its writer restarting, the
+  // lease changing hands) is not lag.
+  absl::StatusOr<int64_t> primary_age_ms = PrimaryHeartbeatAgeMs();
+  if (!primary_age_ms.ok()) {
+    return absl::StrCat("cannot read the primary's heartbeat: ", primary_age_ms.status().message());
+  }
+  const double lag = std::max<double>(0, static_cast<double>(*age_ms - *primary_age_ms) / 1000);
   {
     absl::MutexLock lock(&mu_);
     lag_seconds_ = lag;
   }
-  if (lag > absl::ToDoubleSeconds(options_.max_lag)) {
-    return absl::StrFormat("it trails the primary by %.1f s, more than --read_replica_max_lag (%s)",
-                           lag, absl::FormatDuration(options_.max_lag));
+  // Back in use only well under the bound, so that a lag about the bound does not flip the reads
+  // at every check.
+  const double bound = absl::ToDoubleSeconds(options_.max_lag) * (in_use_ ? 1 : 0.5);
+  if (lag > bound) {
+    return absl::StrFormat(
+        "it trails the primary by %.1f s, more than --read_replica_max_lag (%s; back in use "
+        "below half of it)",
+        lag, absl::FormatDuration(options_.max_lag));
   }
   return "";
+}
+
+absl::StatusOr<int64_t> ReplicaRouter::PrimaryHeartbeatAgeMs() {
+  absl::StatusOr<PooledConnection> conn = primary_.Acquire();
+  if (!conn.ok()) return conn.status();
+  int64_t age_ms = 0;  // no row: no heartbeat written yet, none late either
+  absl::Status s =
+      (*conn)->Query(kHeartbeatAge, {}, [&](const SqlRow& row) { age_ms = row.Int(0); });
+  if (!s.ok()) return s;
+  return std::max<int64_t>(0, age_ms);
 }
 
 void ReplicaRouter::CheckLoop() {

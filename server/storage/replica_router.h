@@ -2,8 +2,9 @@
 // while it is usable, else to the primary (or, if told so, nowhere: UNAVAILABLE). Usable means,
 // as a check every 2 s on a session of its own finds: reachable, its schema at the version this
 // binary needs (a migration replicates like any write, and may not have yet), and trailing the
-// primary by at most max_lag, measured from the primary's heartbeat row (HeartbeatWriter) as the
-// replica has it. Each change is logged once.
+// primary by at most max_lag: the age of its copy of the primary's heartbeat row
+// (HeartbeatWriter) less the age of the primary's own. Out of use, it comes back below half of
+// max_lag. Each change is logged once.
 #ifndef GIFTWALL_SERVER_STORAGE_REPLICA_ROUTER_H_
 #define GIFTWALL_SERVER_STORAGE_REPLICA_ROUTER_H_
 
@@ -49,6 +50,8 @@ class ReplicaRouter final : public SessionSource {
   void CheckLoop();
   // Empty when the replica is usable, else why not.
   std::string Check();
+  // How old the heartbeat row is on the primary, read through its pool.
+  absl::StatusOr<int64_t> PrimaryHeartbeatAgeMs();
 
   ConnectionPool& primary_;
   ConnectionPool& replica_;

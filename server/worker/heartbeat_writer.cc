@@ -23,7 +23,16 @@ HeartbeatWriter::HeartbeatWriter(storage::ConnectionPool& pool, const storage::L
 
 HeartbeatWriter::~HeartbeatWriter() {
   stop_.Notify();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  thread_.join();
+  Release();
+}
+
+void HeartbeatWriter::Release() {
+  if (!held_.has_value()) return;
+  absl::StatusOr<storage::PooledConnection> conn = pool_.Acquire();
+  absl::Status s = conn.ok() ? storage::LeaseStatements(**conn).Release(*held_) : conn.status();
+  LOG_IF(WARNING, !s.ok()) << "heartbeat: the lease is left to expire: " << s;
 }
 
 void HeartbeatWriter::Start() {
@@ -34,8 +43,12 @@ absl::Status HeartbeatWriter::Beat() {
   ASSIGN_OR_RETURN(storage::PooledConnection conn, pool_.Acquire());
   storage::LeaseStatements leases(*conn);
   absl::StatusOr<storage::Lease> lease = leases.Acquire("heartbeat", holder_, lease_duration_);
-  if (lease.status().code() == absl::StatusCode::kFailedPrecondition) return absl::OkStatus();
+  if (lease.status().code() == absl::StatusCode::kFailedPrecondition) {
+    held_.reset();
+    return absl::OkStatus();
+  }
   if (!lease.ok()) return lease.status();
+  held_ = *lease;
   ASSIGN_OR_RETURN(storage::Transaction tx, storage::Transaction::Begin(*conn));
   RETURN_IF_ERROR(leases.Fence(*lease));
   RETURN_IF_ERROR(conn->Execute(kWrite, {holder_}).status());

@@ -5,6 +5,7 @@
 #ifndef GIFTWALL_SERVER_WORKER_HEARTBEAT_WRITER_H_
 #define GIFTWALL_SERVER_WORKER_HEARTBEAT_WRITER_H_
 
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -19,7 +20,8 @@ class HeartbeatWriter {
  public:
   HeartbeatWriter(storage::ConnectionPool& pool, const storage::LeaseOptions& lease,
                   absl::Duration every = absl::Seconds(2));
-  // Stops writing (the lease runs out: another server's writer takes over).
+  // Stops writing, and lets the lease go if it holds it: another server's writer takes over at
+  // its next beat.
   ~HeartbeatWriter();
   HeartbeatWriter(const HeartbeatWriter&) = delete;
   HeartbeatWriter& operator=(const HeartbeatWriter&) = delete;
@@ -30,11 +32,13 @@ class HeartbeatWriter {
   void Loop();
   // One beat: the lease, then the row under it. OK also when another holds the lease.
   absl::Status Beat();
+  void Release();
 
   storage::ConnectionPool& pool_;
   const std::string holder_;
   const absl::Duration lease_duration_;
   const absl::Duration every_;
+  std::optional<storage::Lease> held_;  // the beating thread's; read after it stopped
   absl::Notification stop_;
   std::thread thread_;
 };

@@ -64,6 +64,17 @@ absl::StatusOr<std::shared_ptr<RebuildJob>> RebuildRunner::Start(const std::stri
   return job;
 }
 
+namespace {
+
+absl::Status LostLease(const RebuildProgress& progress) {
+  return absl::AbortedError(absl::StrCat(
+      "this rebuild lost its lease (the server paused, or the database was away, for longer than "
+      "--lease_duration); rebuilt ",
+      progress.done, " of ", progress.total, " users (each one completely): run it again"));
+}
+
+}  // namespace
+
 void RebuildRunner::Run(std::unique_ptr<storage::LeaseKeeper> lease,
                         std::shared_ptr<RebuildJob> job) {
   const std::string& app = job->app_code();
@@ -91,10 +102,7 @@ void RebuildRunner::Run(std::unique_ptr<storage::LeaseKeeper> lease,
       }
       absl::StatusOr<bool> rebuilt = audit_.RebuildUser(app, user, &lease->lease());
       if (lease->lost() || storage::IsLeaseLost(rebuilt.status())) {
-        result = absl::AbortedError(absl::StrCat(
-            "this rebuild lost its lease (the server paused, or the database was away, for "
-            "longer than --lease_duration); rebuilt ",
-            progress.done, " of ", progress.total, " users (each one completely): run it again"));
+        result = LostLease(progress);
         break;
       }
       if (!rebuilt.ok()) {
@@ -118,6 +126,7 @@ void RebuildRunner::Run(std::unique_ptr<storage::LeaseKeeper> lease,
                    .RebuildSentWall(
                        app, [this] { return stopping_.load(); }, &lease->lease())
                    .status();
+      if (lease->lost() || storage::IsLeaseLost(result)) result = LostLease(progress);
     }
     if (result.ok() && failed > 0) {
       result = absl::AbortedError(

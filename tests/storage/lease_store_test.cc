@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/storage/db_clock.h"
 #include "tests/support/test_database.h"
 
 namespace giftwall::storage {
@@ -142,10 +143,14 @@ TEST_F(LeaseStoreTest, ManyTakersAtOnceNeverShareAToken) {
 
 TEST_F(LeaseStoreTest, AKeeperRenewsItsLeaseAndReleasesItWhenDone) {
   absl::StatusOr<std::unique_ptr<LeaseKeeper>> keeper = LeaseKeeper::Take(
-      db_.endpoint(), db_.PoolOptions().session, "job", "keeper", absl::Seconds(1));
+      db_.endpoint(), db_.PoolOptions().session, "job", "keeper", absl::Seconds(3));
   ASSERT_TRUE(keeper.ok()) << keeper.status();
-  absl::SleepFor(absl::Milliseconds(2500));  // past two of its durations
+  const int64_t taken_until = (*keeper)->lease().expires_at_ms;
+  absl::SleepFor(absl::Seconds(4));  // past its duration: only renewals keep it
   EXPECT_FALSE((*keeper)->lost());
+  EXPECT_GT(db_.QueryInt("SELECT expires_at_ms FROM giftwall_leases WHERE name = 'job'"),
+            taken_until)
+      << "never renewed";
   EXPECT_FALSE(Acquire("other", absl::Seconds(1)).ok()) << "the kept lease ran out";
   EXPECT_TRUE(Fence((*keeper)->lease()).ok());
   keeper->reset();
@@ -158,8 +163,10 @@ TEST_F(LeaseStoreTest, AKeeperWhoseLeaseWasTakenSaysSo) {
   absl::StatusOr<std::unique_ptr<LeaseKeeper>> keeper = LeaseKeeper::Take(
       db_.endpoint(), db_.PoolOptions().session, "job", "keeper", absl::Seconds(1));
   ASSERT_TRUE(keeper.ok()) << keeper.status();
-  Expire();
-  ASSERT_TRUE(Acquire("other", absl::Seconds(30)).ok());
+  // Taken over in one statement (as if it had expired and another had taken it): no renewal can
+  // come in between.
+  db_.Exec(absl::StrCat("UPDATE giftwall_leases SET holder = 'other', token = token + 1, ",
+                        "expires_at_ms = ", GIFTWALL_DB_NOW_MS, " + 30000 WHERE name = 'job'"));
   for (int i = 0; i < 50 && !(*keeper)->lost(); ++i) absl::SleepFor(absl::Milliseconds(100));
   EXPECT_TRUE((*keeper)->lost());
   keeper->reset();
