@@ -289,6 +289,7 @@ Soak::Soak(std::vector<std::string> server_flags) {
   std::vector<std::string> mariadbd = {absl::GetFlag(FLAGS_mariadbd),
                                        "--no-defaults",
                                        absl::StrCat("--datadir=", datadir),
+                                       absl::StrCat("--tmpdir=", datadir, ".tmp"),
                                        absl::StrCat("--port=", db_port),
                                        "--bind-address=127.0.0.1",
                                        absl::StrCat("--socket=", datadir, "/mariadb.sock"),

@@ -82,9 +82,10 @@ free_port() {
 # that would merge identifiers if a table forgot to declare its charset and collation.
 mariadb_start() {
   local datadir=$1 port=$2
-  mkdir -p "$datadir"
+  # Its own tmpdir: a shared /tmp lets other processes' clean-ups reach its temporary tables.
+  mkdir -p "$datadir" "$datadir.tmp"
   if [ ! -d "$datadir/mysql" ]; then
-    mariadb-install-db --no-defaults --datadir="$datadir" --user="$(id -un)" \
+    mariadb-install-db --no-defaults --datadir="$datadir" --tmpdir="$datadir.tmp" --user="$(id -un)" \
       --auth-root-authentication-method=normal --skip-test-db >"$datadir.install.log" 2>&1 ||
       { cat "$datadir.install.log" >&2; die "mariadb-install-db failed"; }
   fi
@@ -92,7 +93,7 @@ mariadb_start() {
   [ "$(id -u)" -eq 0 ] && extra+=(--user=root)
   # Its own session: a Ctrl-C meant for the server must not reach the database first.
   setsid mariadbd --no-defaults --datadir="$datadir" --port="$port" --bind-address=127.0.0.1 \
-    --socket="$datadir/mariadb.sock" --pid-file="$datadir/mariadb.pid" \
+    --socket="$datadir/mariadb.sock" --pid-file="$datadir/mariadb.pid" --tmpdir="$datadir.tmp" \
     --log-error="$datadir/error.log" --skip-log-bin --innodb-buffer-pool-size=256M \
     --max-connections=500 ${MARIADB_EXTRA_ARGS[@]+"${MARIADB_EXTRA_ARGS[@]}"} "${extra[@]}" >/dev/null 2>&1 &
   MARIADB_PID=$!

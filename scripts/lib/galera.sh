@@ -31,6 +31,7 @@ port=$((base + n))
 socket=$dir/node$n/mariadb.sock
 pid-file=$dir/node$n/mariadb.pid
 log-error=$dir/node$n/error.log
+tmpdir=$dir/node$n/tmp
 bind-address=127.0.0.1
 $([ "$(id -u)" -eq 0 ] && echo "user=root")
 innodb-buffer-pool-size=64M
@@ -74,9 +75,10 @@ case ${1:-} in
     mkdir -p "$dir"
     echo "$3" >"$dir/base"
     for n in 1 2 3; do
-      mkdir -p "$dir/node$n"
+      mkdir -p "$dir/node$n/tmp"
       write_config "$dir" "$n"
       mariadb-install-db --no-defaults --datadir="$dir/node$n/data" --user="$(id -un)" \
+        --tmpdir="$dir/node$n/tmp" \
         --auth-root-authentication-method=normal --skip-test-db >"$dir/node$n/install.log" 2>&1 ||
         { cat "$dir/node$n/install.log" >&2; die "mariadb-install-db failed"; }
     done

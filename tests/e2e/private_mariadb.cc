@@ -19,11 +19,15 @@ PrivateMariaDb::PrivateMariaDb(std::vector<std::string> extra_args)
                         process::FreePort())),
       port_(process::FreePort()),
       extra_args_(std::move(extra_args)) {
-  const std::string rm = absl::StrCat("rm -rf ", dir_);
-  (void)system(rm.c_str());
-  std::vector<std::string> install = {"/usr/bin/mariadb-install-db", "--no-defaults",
+  // Its own tmpdir: in a shared /tmp, other tests' clean-ups reach its temporary tables.
+  const std::string prepare = absl::StrCat("rm -rf ", dir_, " && mkdir -p ", dir_, ".tmp");
+  (void)system(prepare.c_str());
+  std::vector<std::string> install = {"/usr/bin/mariadb-install-db",
+                                      "--no-defaults",
                                       absl::StrCat("--datadir=", dir_),
-                                      "--auth-root-authentication-method=normal", "--skip-test-db"};
+                                      absl::StrCat("--tmpdir=", dir_, ".tmp"),
+                                      "--auth-root-authentication-method=normal",
+                                      "--skip-test-db"};
   if (getuid() == 0) install.push_back("--user=root");
   std::string output;
   EXPECT_EQ(RunCommand(install, &output), 0) << output;
@@ -31,7 +35,7 @@ PrivateMariaDb::PrivateMariaDb(std::vector<std::string> extra_args)
 
 PrivateMariaDb::~PrivateMariaDb() {
   Stop();
-  const std::string rm = absl::StrCat("rm -rf ", dir_, " ", dir_, ".log");
+  const std::string rm = absl::StrCat("rm -rf ", dir_, " ", dir_, ".log ", dir_, ".tmp");
   (void)system(rm.c_str());
 }
 
@@ -39,6 +43,7 @@ void PrivateMariaDb::Start() {
   std::vector<std::string> args = {"/usr/sbin/mariadbd",
                                    "--no-defaults",
                                    absl::StrCat("--datadir=", dir_),
+                                   absl::StrCat("--tmpdir=", dir_, ".tmp"),
                                    absl::StrCat("--port=", port_),
                                    "--bind-address=127.0.0.1",
                                    absl::StrCat("--socket=", dir_, "/mariadb.sock"),
