@@ -243,6 +243,10 @@ class Table:
         # include_unlit (DESIGN §2.16).
         self.catalog_rows = {r["phase"]: r for r in rows
                              if r["mode"] == "wall" and r["phase"] in ("nocatalog", "unlit")}
+        # The same modes on a server reading its rows with JSON_TABLE and on one with the VALUES
+        # path (--sql_rows), back to back.
+        self.rows_path_rows = {(r["mode"], r["phase"]): r for r in rows
+                               if r["phase"] in ("json_table", "values")}
         self.goals = []  # (goal text, met) at goal_streams, for the summary line
 
     def has_mode(self, mode):
@@ -342,7 +346,8 @@ class Table:
                  "alltime": " (all-time wall)" if wall else " (all-time app)",
                  "period": " (month wall)" if wall else " (week+month app)",
                  "sent": " (sent-wall app)",
-                 "nocatalog": " (no catalogue)", "unlit": " (include_unlit, 300 gifts)"}
+                 "nocatalog": " (no catalogue)", "unlit": " (include_unlit, 300 gifts)",
+                 "json_table": " (--sql_rows=json_table)", "values": " (--sql_rows=values)"}
         return [row["mode"] + label.get(row["phase"], ""),
                 str(row["streams"]), fmt_rate(num(row, "rate")),
                 fmt_rate(num(row, "event_rate")), fmt_ms(num(row, "p50_ms")),
@@ -371,6 +376,28 @@ class Table:
             out.append(self.cells(row, f"p99 <= 10 ms: {verdict(ok)}"))
         out += self.period_body()
         out += self.catalog_body()
+        out += self.rows_path_body()
+        return out
+
+    # How far apart the two rows paths may be and still count as the same: this machine's noise
+    # between two back-to-back runs of one mode.
+    ROWS_PATH_NOISE = 0.15
+
+    def rows_path_body(self):
+        out = []
+        for mode in ("project", "batch", "wall"):
+            json_table = self.rows_path_rows.get((mode, "json_table"))
+            values = self.rows_path_rows.get((mode, "values"))
+            if json_table is None or values is None:
+                continue
+            key = "rate" if mode == "wall" else "event_rate"
+            a, b = num(json_table, key), num(values, key)
+            low = 1 - self.ROWS_PATH_NOISE
+            ok = bool(a) and bool(b) and low <= b / a <= 1 / low
+            text = f"within {self.ROWS_PATH_NOISE:.0%} of json_table"
+            self.goals.append((f"{mode} on the VALUES rows path: {text}", ok))
+            out.append(self.cells(json_table, "", "json_table"))
+            out.append(self.cells(values, f"{text}: {verdict(ok)}", fmt_x(b, a, "json_table")))
         return out
 
     def catalog_body(self):

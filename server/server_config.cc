@@ -58,6 +58,10 @@ ABSL_FLAG(absl::Duration, db_statement_timeout, absl::Seconds(10),
 ABSL_FLAG(absl::Duration, lock_wait_timeout, absl::Seconds(1),
           "how long a statement waits for a row lock; a delivery that waits this long for an "
           "event another caller holds answers LEASED");
+ABSL_FLAG(std::string, sql_rows, "auto",
+          "how statements read their sets of rows (a group's events, a batch's walls): "
+          "json_table (one JSON parameter), values (one placeholder per value, for servers and "
+          "proxies without JSON_TABLE), or auto (json_table where each session's server has it)");
 ABSL_FLAG(int, workers, 16, "threads that run database work for calls");
 ABSL_FLAG(int, queue_capacity, 2000,
           "calls that may wait for a worker; beyond this, calls answer RESOURCE_EXHAUSTED");
@@ -76,7 +80,11 @@ ABSL_FLAG(std::string, period_retention, "month=12,week=26,day=31",
 ABSL_FLAG(bool, group_commit, true,
           "gather concurrent ProjectMessage/ProjectMessages calls into one transaction; false: "
           "one transaction per call");
-ABSL_FLAG(int, group_max_events, 500, "most events in one group commit");
+ABSL_FLAG(int, group_max_events, 500, "most events in one group commit (at most 1024)");
+ABSL_FLAG(std::string, group_by, "none",
+          "app_code: every projection transaction stays inside one app (a group takes one app's "
+          "events, a ProjectMessages batch of several apps commits per app), for a database "
+          "sharded by app_code; none: a group gathers any apps' events");
 ABSL_FLAG(int, read_lanes, 2,
           "GetGiftWall reads in flight at once (each reads the walls of the calls waiting, in one "
           "statement)");
@@ -262,6 +270,11 @@ absl::Status ReadDatabase(ServerConfig& config) {
   config.pool.session.connect_timeout = absl::GetFlag(FLAGS_db_connect_timeout);
   config.pool.session.statement_timeout = absl::GetFlag(FLAGS_db_statement_timeout);
   config.pool.session.lock_wait_timeout = absl::GetFlag(FLAGS_lock_wait_timeout);
+  if (const std::string rows = absl::GetFlag(FLAGS_sql_rows);
+      !storage::ParseRowsPath(rows, &config.pool.session.rows_path)) {
+    return Invalid("sql_rows",
+                   absl::StrCat("must be auto, json_table or values, got \"", rows, "\""));
+  }
   // The socket outwaits the server's own statement limit by a second, so that the server's error
   // (not a cut connection) reports a slow statement, and no longer: a database that stopped
   // answering fails calls as soon as their statements would have been stopped anyway.
@@ -324,6 +337,12 @@ absl::Status ReadProcessing(ServerConfig& config) {
   config.engine.group_commit = absl::GetFlag(FLAGS_group_commit);
   config.engine.max_group_events = absl::GetFlag(FLAGS_group_max_events);
   config.engine.lanes = absl::GetFlag(FLAGS_projection_lanes);
+  if (const std::string group_by = absl::GetFlag(FLAGS_group_by);
+      group_by == "app_code" || group_by == "none") {
+    config.engine.group_by_app = group_by == "app_code";
+  } else {
+    return Invalid("group_by", absl::StrCat("must be none or app_code, got \"", group_by, "\""));
+  }
   config.engine.queue_capacity = config.queue_capacity;
   config.reads.lanes = absl::GetFlag(FLAGS_read_lanes);
   config.reads.queue_capacity = config.queue_capacity;
@@ -339,6 +358,12 @@ absl::Status ReadProcessing(ServerConfig& config) {
                          Positive("read_lanes", config.reads.lanes),
                          Positive("queue_capacity", config.queue_capacity)}) {
     if (!s.ok()) return s;
+  }
+  if (config.engine.max_group_events > kMaxGroupEvents) {
+    // A group's widest statement (its wall deltas) must fit a statement's placeholders on the
+    // VALUES rows path (--sql_rows).
+    return Invalid("group_max_events", absl::StrCat("at most ", kMaxGroupEvents, ", got ",
+                                                    config.engine.max_group_events));
   }
   if (config.drain_delay < absl::ZeroDuration()) return Invalid("drain_delay", "must be >= 0");
   if (config.catalog_cache_ttl < absl::ZeroDuration()) {
@@ -538,6 +563,7 @@ std::vector<std::pair<absl::string_view, std::string>> Settings(const ServerConf
       {"db_connect_timeout", Duration(c.pool.session.connect_timeout)},
       {"db_statement_timeout", Duration(c.pool.session.statement_timeout)},
       {"lock_wait_timeout", Duration(c.pool.session.lock_wait_timeout)},
+      {"sql_rows", std::string(storage::RowsPathName(c.pool.session.rows_path))},
       {"worker_id", c.worker_id},
       {"lease_duration", Duration(c.lease_duration)},
       {"workers", absl::StrCat(c.worker_threads)},
@@ -549,6 +575,7 @@ std::vector<std::pair<absl::string_view, std::string>> Settings(const ServerConf
       {"grpc_memory_limit_mb", absl::StrCat(c.grpc_memory_bytes >> 20)},
       {"group_commit", OnOff(c.engine.group_commit)},
       {"group_max_events", absl::StrCat(c.engine.max_group_events)},
+      {"group_by", c.engine.group_by_app ? "app_code" : "none"},
       {"projection_lanes", absl::StrCat(c.engine.lanes)},
       {"read_lanes", absl::StrCat(c.reads.lanes)},
       {"catalog_cache_ttl", Duration(c.catalog_cache_ttl)},

@@ -17,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "glog/logging.h"
@@ -44,15 +45,21 @@ class GroupQueue {
   using Weight = std::function<size_t(const Item&)>;
   // Runs one group, on a lane's thread.
   using Run = std::function<void(std::vector<Item>)>;
+  // Items of different partitions never share a group: a group takes the oldest item and the
+  // items after it of the same partition, and the others wait for a group of their own.
+  using Partition = std::function<absl::string_view(const Item&)>;
   // Answers an item that will not run: refused at Submit (on the caller's thread), or still
   // queued at shutdown.
   using Refuse = std::function<void(Item, absl::Status)>;
 
-  GroupQueue(GroupQueueOptions options, Weight weight, Run run, Refuse refuse)
+  // `partition` may be empty: any items may share a group.
+  GroupQueue(GroupQueueOptions options, Weight weight, Run run, Refuse refuse,
+             Partition partition = nullptr)
       : options_(std::move(options)),
         weight_(std::move(weight)),
         run_(std::move(run)),
-        refuse_(std::move(refuse)) {
+        refuse_(std::move(refuse)),
+        partition_(std::move(partition)) {
     CHECK_GT(options_.lanes, 0);
     CHECK_GT(options_.capacity, 0);
     lanes_.reserve(static_cast<size_t>(options_.lanes));
@@ -125,12 +132,17 @@ class GroupQueue {
             this));
         if (queue_.empty()) return;  // stopping, and nothing left
         size_t weight = 0;
-        while (!queue_.empty()) {
-          const size_t next = weight_(queue_.front());
+        const std::string partition(partition_ ? partition_(queue_.front()) : "");
+        for (auto it = queue_.begin(); it != queue_.end();) {
+          if (partition_ && partition_(*it) != partition) {
+            ++it;
+            continue;
+          }
+          const size_t next = weight_(*it);
           if (!group.empty() && weight + next > options_.max_group_weight) break;
           weight += next;
-          group.push_back(std::move(queue_.front()));
-          queue_.pop_front();
+          group.push_back(std::move(*it));
+          it = queue_.erase(it);
         }
         queued_weight_ -= weight;
         ++running_;
@@ -145,6 +157,7 @@ class GroupQueue {
   const Weight weight_;
   const Run run_;
   const Refuse refuse_;
+  const Partition partition_;
   absl::Mutex shutdown_mu_;
   mutable absl::Mutex mu_;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);

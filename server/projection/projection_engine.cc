@@ -1,7 +1,11 @@
 #include "server/projection/projection_engine.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/synchronization/blocking_counter.h"
 
@@ -22,23 +26,81 @@ concurrency::GroupQueueOptions QueueOptions(const EngineOptions& options) {
   return queue;
 }
 
+bool SpansApps(const ProjectionUnit& unit) {
+  return std::any_of(unit.events.begin(), unit.events.end(), [&](const domain::GiftEvent& e) {
+    return e.app_code != unit.events.front().app_code;
+  });
+}
+
 }  // namespace
 
 ProjectionEngine::ProjectionEngine(GroupProjector& projector, EngineOptions options)
     : projector_(projector),
+      group_by_app_(options.group_by_app),
       queue_(
           QueueOptions(options), [](const Submission& s) { return s.unit.events.size(); },
           [this](std::vector<Submission> group) { RunGroup(std::move(group)); },
           [this](Submission s, absl::Status why) {
             Answer(s, s.unit.by, s.unit.events.size(), std::move(why));
-          }) {}
+          },
+          options.group_by_app
+          ? [](const Submission& s) -> absl::string_view { return s.unit.events.front().app_code; }
+          : concurrency::GroupQueue<Submission>::Partition()) {}
 
 void ProjectionEngine::Submit(Submission submission) {
   if (submission.unit.events.empty()) {
     submission.done(std::vector<domain::ProjectionResult>());
     return;
   }
+  if (group_by_app_ && SpansApps(submission.unit)) {
+    SubmitPerApp(std::move(submission));
+    return;
+  }
   queue_.Submit(std::move(submission));
+}
+
+void ProjectionEngine::SubmitPerApp(Submission submission) {
+  // The parts answer into one join; the last to answer answers the unit: its events' results in
+  // the unit's order, or the first error of a part. A caller that retries the whole unit then
+  // finds the parts that were projected duplicate (the ledger), never projected twice.
+  struct Join {
+    absl::Mutex mu;
+    Submission whole;
+    std::vector<domain::ProjectionResult> results ABSL_GUARDED_BY(mu);
+    absl::Status error ABSL_GUARDED_BY(mu);
+    size_t pending ABSL_GUARDED_BY(mu) = 0;
+  };
+  std::map<std::string, std::vector<size_t>> positions;  // by app, in the unit's order
+  for (size_t i = 0; i < submission.unit.events.size(); ++i) {
+    positions[submission.unit.events[i].app_code].push_back(i);
+  }
+  auto join = std::make_shared<Join>();
+  std::vector<Submission> parts;
+  for (const auto& [app, at] : positions) {
+    Submission part;
+    part.unit.by = submission.unit.by;
+    for (size_t i : at) part.unit.events.push_back(submission.unit.events[i]);
+    part.still_wanted = submission.still_wanted;
+    part.done = [join, at = at](UnitResult result) {
+      absl::MutexLock lock(&join->mu);
+      if (!result.ok()) {
+        if (join->error.ok()) join->error = result.status();
+      } else {
+        for (size_t k = 0; k < at.size(); ++k) join->results[at[k]] = std::move((*result)[k]);
+      }
+      if (--join->pending > 0) return;
+      UnitResult whole = join->error.ok() ? UnitResult(std::move(join->results)) : join->error;
+      join->whole.done(std::move(whole));
+    };
+    parts.push_back(std::move(part));
+  }
+  {
+    absl::MutexLock lock(&join->mu);
+    join->results.resize(submission.unit.events.size());
+    join->pending = parts.size();
+  }
+  join->whole = std::move(submission);
+  for (Submission& part : parts) queue_.Submit(std::move(part));
 }
 
 std::vector<UnitResult> ProjectionEngine::ProjectUnits(std::vector<ProjectionUnit> units) {

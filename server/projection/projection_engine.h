@@ -39,6 +39,10 @@ struct EngineOptions {
   int parallel_min_events = 8;
   // Units that may wait for a lane; beyond this, Submit answers RESOURCE_EXHAUSTED at once.
   int queue_capacity = 2000;
+  // Every transaction inside one app (--group_by=app_code), so that a database sharded by
+  // app_code never sees one cross its shards: a group takes units of one app only, and a unit of
+  // several apps (a mixed ProjectMessages batch) goes in as one unit per app, answered together.
+  bool group_by_app = false;
 };
 
 // A unit as submitted: what to project, how to answer, and whether the caller still wants it.
@@ -94,11 +98,14 @@ class ProjectionEngine final : public UnitProjector {
 
  private:
   void RunGroup(std::vector<Submission> group) ABSL_LOCKS_EXCLUDED(mu_);
+  // Submits a unit of several apps as one unit per app, and answers it once all are answered.
+  void SubmitPerApp(Submission submission);
   // Answers a unit and counts what became of its events.
   void Answer(Submission& submission, domain::ProjectedBy by, size_t events, UnitResult result)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   GroupProjector& projector_;
+  const bool group_by_app_;
   mutable absl::Mutex mu_;
   EngineStats stats_ ABSL_GUARDED_BY(mu_);
   // Last: its lanes stop before the members they use go.

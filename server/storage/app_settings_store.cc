@@ -10,12 +10,12 @@
 #include "server/common/status_macros.h"
 #include "server/storage/columns.h"
 #include "server/storage/db_clock.h"
-#include "server/storage/json_rows.h"
+#include "server/storage/row_set.h"
 
 namespace giftwall::storage {
 namespace {
 
-constexpr JsonColumn kAppColumns[] = {{0, "j_app", "VARCHAR(64) CHARACTER SET ascii"}};
+constexpr RowColumn kAppColumns[] = {{0, "j_app", "VARCHAR(64) CHARACTER SET ascii"}};
 
 enum SettingsColumn { kApp, kKinds, kChangedAt, kChangedBy, kKeepSent, kSince, kZone, kNow };
 constexpr ResultColumn kSettingsColumns[] = {
@@ -29,7 +29,7 @@ static_assert(InPositionOrder(kSettingsColumns));
 constexpr int64_t kFirstZoneSince = 0;
 
 std::string ReadSettingsSql(absl::string_view lock) {
-  return absl::StrCat("SELECT ", SelectList(kSettingsColumns), "\nFROM ", JsonTableSql(kAppColumns),
+  return absl::StrCat("SELECT ", SelectList(kSettingsColumns), "\nFROM ", kRowsTable,
                       R"sql(
 STRAIGHT_JOIN giftwall_app_settings s ON s.app_code = UNHEX(jt.j_app)
 STRAIGHT_JOIN giftwall_app_time_zones z ON z.app_code = s.app_code
@@ -38,16 +38,16 @@ ORDER BY s.app_code, z.since_ms
                       lock);
 }
 
-const std::string& ReadSettingsPlainSql() {
-  static const auto* const sql = new std::string(ReadSettingsSql(""));
+const RowsSql& ReadSettingsPlainSql() {
+  static const auto* const sql = new RowsSql(kAppColumns, ReadSettingsSql(""));
   return *sql;
 }
-const std::string& ReadSettingsSharedSql() {
-  static const auto* const sql = new std::string(ReadSettingsSql("LOCK IN SHARE MODE"));
+const RowsSql& ReadSettingsSharedSql() {
+  static const auto* const sql = new RowsSql(kAppColumns, ReadSettingsSql("LOCK IN SHARE MODE"));
   return *sql;
 }
-const std::string& ReadSettingsExclusiveSql() {
-  static const auto* const sql = new std::string(ReadSettingsSql("FOR UPDATE"));
+const RowsSql& ReadSettingsExclusiveSql() {
+  static const auto* const sql = new RowsSql(kAppColumns, ReadSettingsSql("FOR UPDATE"));
   return *sql;
 }
 
@@ -72,13 +72,13 @@ INSERT IGNORE INTO giftwall_app_time_zones (app_code, since_ms, time_zone) VALUE
 
 constexpr absl::string_view kNowSql = "SELECT " GIFTWALL_DB_NOW_MS;
 
-absl::StatusOr<AppSettingsSnapshot> Read(SqlConnection& conn, const std::string& sql,
+absl::StatusOr<AppSettingsSnapshot> Read(SqlConnection& conn, const RowsSql& sql,
                                          absl::Span<const std::string> app_codes) {
-  JsonRows json(kAppColumns);
-  for (const std::string& app : app_codes) json.Row().Bytes(0, app);
+  RowSet apps(kAppColumns);
+  for (const std::string& app : app_codes) apps.Row().Bytes(0, app);
   AppSettingsSnapshot snapshot;
   std::string bad_kinds;
-  RETURN_IF_ERROR(conn.Query(sql, {json.Finish()}, [&](const SqlRow& row) {
+  RETURN_IF_ERROR(conn.Query(sql, {&apps}, [&](const SqlRow& row) {
     snapshot.now_ms = row.Int(kNow);
     domain::AppSettings& settings = snapshot.apps[row.Str(kApp)];
     if (settings.zones.empty()) {

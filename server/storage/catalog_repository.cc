@@ -5,8 +5,8 @@
 #include "server/domain/text.h"
 #include "server/storage/columns.h"
 #include "server/storage/db_clock.h"
-#include "server/storage/json_rows.h"
 #include "server/storage/paging.h"
+#include "server/storage/row_set.h"
 #include "server/storage/sql_connection.h"
 
 namespace giftwall::storage {
@@ -24,7 +24,7 @@ enum CatalogItemColumn {
   kStatus,
   kSortOrder,
 };
-constexpr JsonColumn kCatalogItemColumns[] = {
+constexpr RowColumn kCatalogItemColumns[] = {
     {kGift, "j_gift", "VARCHAR(128) CHARACTER SET ascii"},
     {kName, "j_name", "VARCHAR(128) CHARACTER SET utf8mb4"},
     {kIcon, "j_icon", "VARCHAR(512) CHARACTER SET utf8mb4"},
@@ -38,7 +38,7 @@ constexpr JsonColumn kCatalogItemColumns[] = {
 static_assert(InPositionOrder(kCatalogItemColumns));
 
 // The gift ids alone: a prefix of the same rows.
-constexpr JsonColumn kGiftIdColumns[] = {kCatalogItemColumns[kGift]};
+constexpr RowColumn kGiftIdColumns[] = {kCatalogItemColumns[kGift]};
 
 // Takes the app's catalogue row lock (creating the row), recording the writer.
 constexpr absl::string_view kLockCatalog = R"sql(
@@ -47,15 +47,15 @@ VALUES (?, 1, )sql" GIFTWALL_DB_NOW_MS R"sql(, ?)
 ON DUPLICATE KEY UPDATE version = version + 1, updated_at_ms = VALUES(updated_at_ms),
   updated_by = VALUES(updated_by))sql";
 
-const std::string& UpsertSql() {
+const RowsSql& UpsertSql() {
   static const auto* const sql =
-      new std::string(absl::StrCat(R"sql(
+      new RowsSql(kCatalogItemColumns, absl::StrCat(R"sql(
 INSERT INTO giftwall_gift_catalog (app_code, gift_id, gift_name, gift_icon, unlit_icon,
   price_coins, series, tier, status, sort_order, updated_at_ms)
 SELECT ?, UNHEX(jt.j_gift), jt.j_name, jt.j_icon, jt.j_unlit_icon, jt.j_price, jt.j_series,
   jt.j_tier, jt.j_status, jt.j_sort_order, )sql",
-                                   GIFTWALL_DB_NOW_MS, "\nFROM ", JsonTableSql(kCatalogItemColumns),
-                                   R"sql(
+                                                    GIFTWALL_DB_NOW_MS, "\nFROM ", kRowsTable,
+                                                    R"sql(
 ON DUPLICATE KEY UPDATE gift_name = VALUES(gift_name), gift_icon = VALUES(gift_icon),
   unlit_icon = VALUES(unlit_icon), price_coins = VALUES(price_coins), series = VALUES(series),
   tier = VALUES(tier), status = VALUES(status), sort_order = VALUES(sort_order),
@@ -64,11 +64,11 @@ ON DUPLICATE KEY UPDATE gift_name = VALUES(gift_name), gift_icon = VALUES(gift_i
 }
 
 // A replace: the app's gifts that the write does not list go.
-const std::string& RemoveOthersSql() {
-  static const auto* const sql = new std::string(absl::StrCat(
-      "DELETE FROM giftwall_gift_catalog WHERE app_code = ? AND gift_id NOT IN (SELECT "
-      "UNHEX(jt.j_gift) FROM ",
-      JsonTableSql(kGiftIdColumns), ")"));
+const RowsSql& RemoveOthersSql() {
+  static const auto* const sql = new RowsSql(
+      kGiftIdColumns, absl::StrCat("DELETE FROM giftwall_gift_catalog WHERE app_code = ? AND "
+                                   "gift_id NOT IN (SELECT UNHEX(jt.j_gift) FROM ",
+                                   kRowsTable, ")"));
   return *sql;
 }
 
@@ -118,8 +118,8 @@ const std::string& ListSqlOf(bool after) {
 absl::StatusOr<CatalogWrite> CatalogRepository::Put(absl::string_view app_code,
                                                     const std::vector<domain::CatalogGift>& gifts,
                                                     bool replace, absl::string_view by) {
-  JsonRows rows(kCatalogItemColumns);
-  JsonRows ids(kGiftIdColumns);
+  RowSet rows(kCatalogItemColumns);
+  RowSet ids(kGiftIdColumns);
   for (const domain::CatalogGift& gift : gifts) {
     rows.Row()
         .Bytes(kGift, gift.gift_id)
@@ -139,10 +139,9 @@ absl::StatusOr<CatalogWrite> CatalogRepository::Put(absl::string_view app_code,
   RETURN_IF_ERROR(conn->Execute(kLockCatalog, {app_code, domain::TruncateUtf8(by, 256)}).status());
   CatalogWrite write;
   write.upserted = static_cast<int64_t>(gifts.size());
-  if (!rows.empty())
-    RETURN_IF_ERROR(conn->Execute(UpsertSql(), {app_code, rows.Finish()}).status());
+  if (!rows.empty()) RETURN_IF_ERROR(conn->Execute(UpsertSql(), {app_code, &rows}).status());
   if (replace) {
-    ASSIGN_OR_RETURN(write.removed, conn->Execute(RemoveOthersSql(), {app_code, ids.Finish()}));
+    ASSIGN_OR_RETURN(write.removed, conn->Execute(RemoveOthersSql(), {app_code, &ids}));
   }
   RETURN_IF_ERROR(conn->Query(kCountSql, {app_code},
                               [&](const SqlRow& row) { write.catalog_gifts = row.Int(0); }));

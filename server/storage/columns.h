@@ -2,7 +2,7 @@
 // position (an enumerator) with its name. The statement's text is written from the table and the
 // code that writes or reads the rows names each column by its enumerator, so a column cannot be
 // swapped silently: the table is checked at compile time to list the enumerators in order, and
-// JsonRows checks at run time that each value goes to the column it names.
+// RowSet checks at run time that each value goes to the column it names.
 #ifndef GIFTWALL_SERVER_STORAGE_COLUMNS_H_
 #define GIFTWALL_SERVER_STORAGE_COLUMNS_H_
 
@@ -19,14 +19,15 @@ struct ResultColumn {
   const char* name;
 };
 
-// A column of the JSON rows a statement reads with JSON_TABLE: jt.`name`, of SQL type `type`.
-struct JsonColumn {
+// A column of the rows a statement reads as the table jt (row_set.h): jt.`name`, of SQL type
+// `type`: BIGINT, INT, TINYINT or VARCHAR(n) CHARACTER SET cs.
+struct RowColumn {
   int position;
   const char* name;
   const char* type;
 };
 
-// The SQL types of identifiers in JSON rows, hex-encoded (JsonRows::Bytes; the statement UNHEXes
+// The SQL types of identifiers in rows, hex-encoded (RowSet::Bytes; the statement UNHEXes
 // them): an event id (128 bytes) and a gift id (at least 64 bytes, with room).
 inline constexpr char kHexId[] = "VARCHAR(512) CHARACTER SET ascii";
 inline constexpr char kHexGift[] = "VARCHAR(256) CHARACTER SET ascii";
@@ -42,10 +43,6 @@ constexpr bool InPositionOrder(const Column (&columns)[N]) {
 
 // "a.x, a.y, ...": the select list of `columns`.
 std::string SelectList(absl::Span<const ResultColumn> columns);
-
-// "JSON_TABLE(?, '$[*]' COLUMNS (j_x BIGINT PATH '$[0]', ...)) AS jt": the rows of `columns`, as
-// JsonRows writes them. A prefix of a table reads the first columns of the same rows.
-std::string JsonTableSql(absl::Span<const JsonColumn> columns);
 
 }  // namespace giftwall::storage
 

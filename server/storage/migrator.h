@@ -27,11 +27,11 @@ struct MigrationReport {
 
 // Applies every migration not yet recorded in giftwall_schema_migrations, under the database's
 // `migrate` lease (giftwall_leases, whose migration runs first) so that concurrent runs take
-// turns, on any node of a cluster; a run waits up to two minutes for another. The rows of an earlier release's own
-// `schema_migrations` are copied over first (that table stays; another tool's table of that name
-// is left alone). A recorded migration whose text has changed since is FAILED_PRECONDITION: the
-// schema would no longer be what the files say. So is one recorded dirty: it was started and
-// never finished, and only an operator can tell how far it got (ClearDirty).
+// turns, on any node of a cluster; a run waits up to two minutes for another. The rows of an
+// earlier release's own `schema_migrations` are copied over first (that table stays; another tool's
+// table of that name is left alone). A recorded migration whose text has changed since is
+// FAILED_PRECONDITION: the schema would no longer be what the files say. So is one recorded dirty:
+// it was started and never finished, and only an operator can tell how far it got (ClearDirty).
 absl::StatusOr<MigrationReport> Migrate(SqlConnection& conn,
                                         const std::vector<Migration>& migrations);
 

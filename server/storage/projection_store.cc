@@ -9,7 +9,7 @@
 #include "server/common/status_macros.h"
 #include "server/storage/columns.h"
 #include "server/storage/db_clock.h"
-#include "server/storage/json_rows.h"
+#include "server/storage/row_set.h"
 #include "server/storage/wall_columns.h"
 
 namespace giftwall::storage {
@@ -20,12 +20,12 @@ using domain::WallKey;
 
 namespace {
 
-// The JSON rows are read in array order, which the callers sort by key: every group takes its
-// row locks in one order. The JSON_TABLE drives each join (STRAIGHT_JOIN): one primary-key
+// The rows (row_set.h) are read in their order, which the callers sort by key: every group takes
+// its row locks in one order. The table of rows drives each join (STRAIGHT_JOIN): one primary-key
 // lookup per row, whatever the table's size. Identifiers travel hex-encoded (UNHEX).
 
 // Where a merge writes: the all-time tables, or the period tables (DESIGN §2.15), whose rows are
-// keyed also by their period: their JSON rows carry its kind and key in two more columns, after
+// keyed also by their period: their rows carry its kind and key in two more columns, after
 // the others. Each scope is merged in a statement of its own, all-time first.
 enum class Scope { kAllTime, kPeriods };
 constexpr Scope kScopes[] = {Scope::kAllTime, Scope::kPeriods};
@@ -39,7 +39,7 @@ const char* SenderTable(Scope scope) {
 const char* WallTable(Scope scope) {
   return scope == Scope::kAllTime ? "user_gift_wall" : "user_gift_wall_period";
 }
-// The period's columns, in a column list and in a SELECT from the JSON rows.
+// The period's columns, in a column list and in a SELECT from the rows.
 const char* PeriodColumns(Scope scope) {
   return scope == Scope::kAllTime ? "" : ", period_kind, period_key";
 }
@@ -48,8 +48,8 @@ const char* PeriodValues(Scope scope) {
 }
 
 // `base`, then (for the period scope) the period's kind and key.
-std::vector<JsonColumn> ScopedColumns(absl::Span<const JsonColumn> base, Scope scope) {
-  std::vector<JsonColumn> columns(base.begin(), base.end());
+std::vector<RowColumn> ScopedColumns(absl::Span<const RowColumn> base, Scope scope) {
+  std::vector<RowColumn> columns(base.begin(), base.end());
   if (scope == Scope::kPeriods) {
     const int next = static_cast<int>(columns.size());
     columns.push_back({next, "j_kind", "VARCHAR(8) CHARACTER SET ascii"});
@@ -59,7 +59,7 @@ std::vector<JsonColumn> ScopedColumns(absl::Span<const JsonColumn> base, Scope s
 }
 
 // Appends the period's kind and key to a row of the period scope ("month:2026-12").
-void PeriodOf(const WallKey& key, Scope scope, int first_column, JsonRows& row) {
+void PeriodOf(const WallKey& key, Scope scope, int first_column, RowSet& row) {
   if (scope == Scope::kAllTime) return;
   const size_t colon = key.period.find(':');
   CHECK(colon != std::string::npos) << "period \"" << key.period << "\" is not kind:key";
@@ -67,16 +67,17 @@ void PeriodOf(const WallKey& key, Scope scope, int first_column, JsonRows& row) 
       .Text(first_column + 1, absl::string_view(key.period).substr(colon + 1));
 }
 
-// The statement `Build` writes for `scope`, written once.
-template <std::string (*Build)(Scope)>
-const std::string& PerScope(Scope scope) {
+// The statement `Build` writes for `scope`, reading rows of `Columns(scope)`, written once.
+template <std::string (*Build)(Scope), const std::vector<RowColumn>& (*Columns)(Scope)>
+const RowsSql& PerScope(Scope scope) {
   static const auto* const sqls =
-      new std::string[2]{Build(Scope::kAllTime), Build(Scope::kPeriods)};
+      new RowsSql[2]{{Columns(Scope::kAllTime), Build(Scope::kAllTime)},
+                     {Columns(Scope::kPeriods), Build(Scope::kPeriods)}};
   return sqls[scope == Scope::kAllTime ? 0 : 1];
 }
 
 // Rows of event ids.
-constexpr JsonColumn kEventIdColumns[] = {{0, "j_id", kHexId}};
+constexpr RowColumn kEventIdColumns[] = {{0, "j_id", kHexId}};
 
 // A ledger row as read, with the database's clock.
 enum LedgerColumn { kEventId, kStatus, kRetryCount, kLockedBy, kLockedUntil, kLastError, kNow };
@@ -91,12 +92,14 @@ constexpr ResultColumn kLedgerColumns[] = {
 };
 static_assert(InPositionOrder(kLedgerColumns));
 
-const std::string& ReadLedgerSql() {
-  static const auto* const sql = new std::string(absl::StrCat(
-      "SELECT ", SelectList(kLedgerColumns), "\nFROM ", JsonTableSql(kEventIdColumns), R"sql(
+const RowsSql& ReadLedgerSql() {
+  static const auto* const sql = new RowsSql(
+      kEventIdColumns, absl::StrCat("SELECT ", SelectList(kLedgerColumns), "\nFROM ", kRowsTable,
+                                    R"sql(
 STRAIGHT_JOIN wallet_projection_events pe
   ON pe.projection_name = )sql",
-      GIFTWALL_SQL_PROJECTION, " AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)"));
+                                    GIFTWALL_SQL_PROJECTION,
+                                    " AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)"));
   return *sql;
 }
 
@@ -114,7 +117,7 @@ enum LedgerWriteColumn {
   kWasRetryCount,
   kWasLockedUntil,
 };
-constexpr JsonColumn kLedgerWriteColumns[] = {
+constexpr RowColumn kLedgerWriteColumns[] = {
     {kWriteId, "j_id", kHexId},
     {kWriteStatus, "j_status", "VARCHAR(16) CHARACTER SET ascii"},
     {kWriteRetryCount, "j_retry_count", "INT"},
@@ -145,11 +148,11 @@ SELECT )sql",
        jt.j_target_user_id, )sql",
                       GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS, R"sql(
 FROM )sql",
-                      JsonTableSql(kLedgerWriteColumns));
+                      kRowsTable);
 }
 
-const std::string& InsertLedgerAlwaysSql() {
-  static const auto* const sql = new std::string(InsertLedgerSql());
+const RowsSql& InsertLedgerAlwaysSql() {
+  static const auto* const sql = new RowsSql(kLedgerWriteColumns, InsertLedgerSql());
   return *sql;
 }
 
@@ -158,43 +161,46 @@ const std::string& InsertLedgerAlwaysSql() {
 // and two callers waiting for one of those rows would then deadlock (each inherits a gap lock
 // that the other's insert needs). IGNORE skips nothing else here: every value written is checked
 // before (the envelope, a cut last_error, the enums).
-const std::string& InsertLedgerSkippingSql() {
-  static const auto* const sql = new std::string(absl::StrCat(
-      absl::StrReplaceAll(InsertLedgerSql(), {{"\nINSERT INTO", "\nINSERT IGNORE INTO"}}),
-      "\nRETURNING event_id"));
+const RowsSql& InsertLedgerSkippingSql() {
+  static const auto* const sql = new RowsSql(
+      kLedgerWriteColumns,
+      absl::StrCat(
+          absl::StrReplaceAll(InsertLedgerSql(), {{"\nINSERT INTO", "\nINSERT IGNORE INTO"}}),
+          "\nRETURNING event_id"));
   return *sql;
 }
 
 // A failure is recorded after its transaction rolled back. If a row appeared meanwhile, another
 // caller claimed the event: its outcome stands.
-const std::string& InsertLedgerIfAbsentSql() {
-  static const auto* const sql = new std::string(
+const RowsSql& InsertLedgerIfAbsentSql() {
+  static const auto* const sql = new RowsSql(
+      kLedgerWriteColumns,
       absl::StrCat(InsertLedgerSql(), "\nON DUPLICATE KEY UPDATE updated_at_ms = updated_at_ms"));
   return *sql;
 }
 
 // Only a row that is still as it was read is written: if another caller moved it on meanwhile,
 // the caller sees fewer rows updated than it asked for and reads again.
-const std::string& UpdateLedgerSql() {
-  static const auto* const sql =
-      new std::string(absl::StrCat("UPDATE ", JsonTableSql(kLedgerWriteColumns), R"sql(
+const RowsSql& UpdateLedgerSql() {
+  static const auto* const sql = new RowsSql(
+      kLedgerWriteColumns, absl::StrCat("UPDATE ", kRowsTable, R"sql(
 STRAIGHT_JOIN wallet_projection_events pe
   ON pe.projection_name = )sql",
-                                   GIFTWALL_SQL_PROJECTION,
-                                   R"sql( AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
+                                        GIFTWALL_SQL_PROJECTION,
+                                        R"sql( AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
 SET pe.status = jt.j_status, pe.retry_count = jt.j_retry_count,
     pe.requeue_count = pe.requeue_count + jt.j_requeued, pe.locked_by = '',
     pe.locked_until_ms = 0,
     pe.next_attempt_at_ms = IF(jt.j_retry_after > 0, )sql",
-                                   GIFTWALL_DB_NOW_MS,
-                                   R"sql( + jt.j_retry_after, 0),
+                                        GIFTWALL_DB_NOW_MS,
+                                        R"sql( + jt.j_retry_after, 0),
     pe.last_error = jt.j_last_error,
     pe.processed_at_ms = IF(jt.j_status = 'done', )sql",
-                                   GIFTWALL_DB_NOW_MS,
-                                   R"sql(, pe.processed_at_ms),
+                                        GIFTWALL_DB_NOW_MS,
+                                        R"sql(, pe.processed_at_ms),
     pe.projected_by = jt.j_projected_by, pe.target_user_id = jt.j_target_user_id,
     pe.updated_at_ms = )sql",
-                                   GIFTWALL_DB_NOW_MS, R"sql(
+                                        GIFTWALL_DB_NOW_MS, R"sql(
 WHERE pe.status = jt.j_was_status AND pe.retry_count = jt.j_was_retry_count
   AND pe.locked_until_ms = jt.j_was_locked_until)sql"));
   return *sql;
@@ -211,7 +217,7 @@ enum SenderDeltaColumn {
   kLastSent,
   kAnonymous
 };
-constexpr JsonColumn kSenderDeltaColumns[] = {
+constexpr RowColumn kSenderDeltaColumns[] = {
     {kUser, "j_user", "BIGINT"},       {kGift, "j_gift", kHexGift},
     {kSender, "j_sender", "BIGINT"},   {kSentCount, "j_count", "BIGINT"},
     {kSentCoins, "j_coins", "BIGINT"}, {kFirstSent, "j_first", "BIGINT"},
@@ -219,8 +225,8 @@ constexpr JsonColumn kSenderDeltaColumns[] = {
 };
 static_assert(InPositionOrder(kSenderDeltaColumns));
 
-const std::vector<JsonColumn>& SenderColumns(Scope scope) {
-  static const auto* const columns = new std::vector<JsonColumn>[2] {
+const std::vector<RowColumn>& SenderColumns(Scope scope) {
+  static const auto* const columns = new std::vector<RowColumn>[2] {
     ScopedColumns(kSenderDeltaColumns, Scope::kAllTime),
         ScopedColumns(kSenderDeltaColumns, Scope::kPeriods)
   };
@@ -234,7 +240,7 @@ std::string MergeSendersSql(Scope scope) {
 SELECT ?, jt.j_user, UNHEX(jt.j_gift), jt.j_sender, jt.j_count, jt.j_coins, jt.j_first,
        jt.j_last, jt.j_anonymous)sql",
                       PeriodValues(scope), ", ", GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS,
-                      "\nFROM ", JsonTableSql(SenderColumns(scope)), R"sql(
+                      "\nFROM ", kRowsTable, R"sql(
 ON DUPLICATE KEY UPDATE
   sent_count = sent_count + VALUES(sent_count),
   sent_coins = sent_coins + VALUES(sent_coins),
@@ -252,8 +258,8 @@ std::string MergeSendersReturningSql(Scope scope) {
 
 std::string ReadSendersSql(Scope scope) {
   return absl::StrCat(
-      "SELECT ", SelectList(sender_row::kColumns), PeriodColumns(scope), "\nFROM ",
-      JsonTableSql(SenderColumns(scope)), "\nSTRAIGHT_JOIN ", SenderTable(scope), R"sql( s
+      "SELECT ", SelectList(sender_row::kColumns), PeriodColumns(scope), "\nFROM ", kRowsTable,
+      "\nSTRAIGHT_JOIN ", SenderTable(scope), R"sql( s
   ON s.app_code = ? AND s.user_id = jt.j_user AND s.gift_id = UNHEX(jt.j_gift)
      AND s.sender_user_id = jt.j_sender)sql",
       scope == Scope::kAllTime ? "" : " AND s.period_kind = jt.j_kind AND s.period_key = jt.j_key");
@@ -261,15 +267,15 @@ std::string ReadSendersSql(Scope scope) {
 
 // Rows of wall keys; rows of users are their first column.
 enum WallKeyColumn { kKeyUser, kKeyGift };
-constexpr JsonColumn kWallKeyColumns[] = {{kKeyUser, "j_user", "BIGINT"},
-                                          {kKeyGift, "j_gift", kHexGift}};
+constexpr RowColumn kWallKeyColumns[] = {{kKeyUser, "j_user", "BIGINT"},
+                                         {kKeyGift, "j_gift", kHexGift}};
 static_assert(InPositionOrder(kWallKeyColumns));
-constexpr absl::Span<const JsonColumn> kUserColumns = absl::MakeConstSpan(kWallKeyColumns).first(1);
+constexpr absl::Span<const RowColumn> kUserColumns = absl::MakeConstSpan(kWallKeyColumns).first(1);
 
 // The wall sizes of a group's users, for the cap (DESIGN §2.14): a primary-key range each.
-const std::string& WallsOverCapSql() {
-  static const auto* const sql = new std::string(
-      absl::StrCat("SELECT w.user_id, COUNT(*)\nFROM ", JsonTableSql(kUserColumns), R"sql(
+const RowsSql& WallsOverCapSql() {
+  static const auto* const sql =
+      new RowsSql(kUserColumns, absl::StrCat("SELECT w.user_id, COUNT(*)\nFROM ", kRowsTable, R"sql(
 STRAIGHT_JOIN user_gift_wall w ON w.app_code = ? AND w.user_id = jt.j_user
 GROUP BY w.user_id
 HAVING COUNT(*) > ?)sql"));
@@ -281,9 +287,10 @@ constexpr ResultColumn kGiftCountColumns[] = {
     {kCountUser, "w.user_id"}, {kCountGift, "w.gift_id"}, {kCount, "w.gift_count"}};
 static_assert(InPositionOrder(kGiftCountColumns));
 
-const std::string& GiftCountsSql() {
-  static const auto* const sql = new std::string(absl::StrCat(
-      "SELECT ", SelectList(kGiftCountColumns), "\nFROM ", JsonTableSql(kWallKeyColumns), R"sql(
+const RowsSql& GiftCountsSql() {
+  static const auto* const sql = new RowsSql(
+      kWallKeyColumns,
+      absl::StrCat("SELECT ", SelectList(kGiftCountColumns), "\nFROM ", kRowsTable, R"sql(
 STRAIGHT_JOIN user_gift_wall w
   ON w.app_code = ? AND w.user_id = jt.j_user AND w.gift_id = UNHEX(jt.j_gift))sql"));
   return *sql;
@@ -313,7 +320,7 @@ enum WallDeltaColumn {
   kFirstSenderAt,
   kFirstSenderEvent,
 };
-constexpr JsonColumn kWallDeltaColumns[] = {
+constexpr RowColumn kWallDeltaColumns[] = {
     {kDeltaUser, "j_user", "BIGINT"},
     {kDeltaGift, "j_gift", kHexGift},
     {kDeltaCount, "j_count", "BIGINT"},
@@ -348,8 +355,8 @@ static_assert(InPositionOrder(kWallDeltaColumns));
 // *_event_id (or the top sender's id) when the delta wins, then copies the other columns only if
 // that id now names the delta's: so every column of a group is decided on the old values.
 //
-const std::vector<JsonColumn>& WallDeltaColumns(Scope scope) {
-  static const auto* const columns = new std::vector<JsonColumn>[2] {
+const std::vector<RowColumn>& WallDeltaColumns(Scope scope) {
+  static const auto* const columns = new std::vector<RowColumn>[2] {
     ScopedColumns(kWallDeltaColumns, Scope::kAllTime),
         ScopedColumns(kWallDeltaColumns, Scope::kPeriods)
   };
@@ -370,7 +377,7 @@ SELECT ?, jt.j_user, UNHEX(jt.j_gift), jt.j_count, jt.j_coins, jt.j_first, jt.j_
        jt.j_top_first, jt.j_top_last, jt.j_first_sender, jt.j_first_sender_at,
        UNHEX(jt.j_first_sender_event))sql",
                       PeriodValues(scope), ", ", GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS,
-                      "\nFROM ", JsonTableSql(WallDeltaColumns(scope)), R"sql(
+                      "\nFROM ", kRowsTable, R"sql(
 ON DUPLICATE KEY UPDATE
   gift_count = gift_count + VALUES(gift_count),
   total_coins = total_coins + VALUES(total_coins),
@@ -422,10 +429,10 @@ ON DUPLICATE KEY UPDATE
   updated_at_ms = VALUES(updated_at_ms))sql");
 }
 
-std::string LedgerRowsJson(absl::Span<const LedgerWrite> rows) {
-  JsonRows json(kLedgerWriteColumns);
+RowSet LedgerRows(absl::Span<const LedgerWrite> rows) {
+  RowSet set(kLedgerWriteColumns);
   for (const LedgerWrite& w : rows) {
-    json.Row()
+    set.Row()
         .Bytes(kWriteId, w.event_id)
         .Text(kWriteStatus, domain::LedgerStatusName(w.status))
         .Int(kWriteRetryCount, w.retry_count)
@@ -438,15 +445,15 @@ std::string LedgerRowsJson(absl::Span<const LedgerWrite> rows) {
         .Int(kWasRetryCount, w.expected.retry_count)
         .Int(kWasLockedUntil, w.expected.locked_until_ms);
   }
-  return json.Finish();
+  return set;
 }
 
-JsonRows SenderRows(const WallDeltas& deltas, Scope scope) {
-  JsonRows json(SenderColumns(scope));
+RowSet SenderRows(const WallDeltas& deltas, Scope scope) {
+  RowSet rows(SenderColumns(scope));
   for (const auto& [key, delta] : deltas) {
     if (!InScope(key, scope)) continue;
     for (const auto& [sender, sent] : delta.senders) {
-      json.Row()
+      rows.Row()
           .Int(kUser, key.user_id)
           .Bytes(kGift, key.gift_id)
           .Int(kSender, sender)
@@ -455,20 +462,20 @@ JsonRows SenderRows(const WallDeltas& deltas, Scope scope) {
           .Int(kFirstSent, sent.first_sent_at_ms)
           .Int(kLastSent, sent.last_sent_at_ms)
           .Int(kAnonymous, sent.anonymous ? 1 : 0);
-      PeriodOf(key, scope, std::size(kSenderDeltaColumns), json);
+      PeriodOf(key, scope, std::size(kSenderDeltaColumns), rows);
     }
   }
-  return json;
+  return rows;
 }
 
 }  // namespace
 
 absl::StatusOr<LedgerSnapshot> ProjectionStore::ReadLedger(
     absl::string_view app_code, absl::Span<const std::string> event_ids) {
-  JsonRows json(kEventIdColumns);
-  for (const std::string& id : event_ids) json.Row().Bytes(0, id);
+  RowSet ids(kEventIdColumns);
+  for (const std::string& id : event_ids) ids.Row().Bytes(0, id);
   LedgerSnapshot snapshot;
-  absl::Status s = conn_.Query(ReadLedgerSql(), {json.Finish(), app_code}, [&](const SqlRow& row) {
+  absl::Status s = conn_.Query(ReadLedgerSql(), {&ids, app_code}, [&](const SqlRow& row) {
     std::optional<LedgerStatus> status = domain::ParseLedgerStatus(row.Str(kStatus));
     CHECK(status.has_value()) << "ledger status \"" << row.Str(kStatus) << "\" outside its CHECK";
     snapshot.rows[row.Str(kEventId)] =
@@ -484,13 +491,13 @@ absl::StatusOr<std::vector<std::string>> ProjectionStore::InsertLedger(
     absl::string_view app_code, absl::Span<const LedgerWrite> rows) {
   std::vector<std::string> existing;
   if (rows.empty()) return existing;
+  const RowSet ledger = LedgerRows(rows);
   if (!returning_) {
-    RETURN_IF_ERROR(
-        conn_.Execute(InsertLedgerAlwaysSql(), {app_code, LedgerRowsJson(rows)}).status());
+    RETURN_IF_ERROR(conn_.Execute(InsertLedgerAlwaysSql(), {app_code, &ledger}).status());
     return existing;
   }
   absl::flat_hash_set<std::string> inserted;
-  RETURN_IF_ERROR(conn_.Query(InsertLedgerSkippingSql(), {app_code, LedgerRowsJson(rows)},
+  RETURN_IF_ERROR(conn_.Query(InsertLedgerSkippingSql(), {app_code, &ledger},
                               [&](const SqlRow& row) { inserted.insert(row.Str(0)); }));
   for (const LedgerWrite& w : rows) {
     if (!inserted.contains(w.event_id)) existing.push_back(w.event_id);
@@ -501,22 +508,23 @@ absl::StatusOr<std::vector<std::string>> ProjectionStore::InsertLedger(
 absl::Status ProjectionStore::InsertLedgerIfAbsent(absl::string_view app_code,
                                                    absl::Span<const LedgerWrite> rows) {
   if (rows.empty()) return absl::OkStatus();
-  return conn_.Execute(InsertLedgerIfAbsentSql(), {app_code, LedgerRowsJson(rows)}).status();
+  const RowSet ledger = LedgerRows(rows);
+  return conn_.Execute(InsertLedgerIfAbsentSql(), {app_code, &ledger}).status();
 }
 
 absl::StatusOr<int64_t> ProjectionStore::UpdateLedger(absl::string_view app_code,
                                                       absl::Span<const LedgerWrite> rows) {
   if (rows.empty()) return 0;
-  return conn_.Execute(UpdateLedgerSql(), {LedgerRowsJson(rows), app_code});
+  const RowSet ledger = LedgerRows(rows);
+  return conn_.Execute(UpdateLedgerSql(), {&ledger, app_code});
 }
 
 absl::StatusOr<MergedSenders> ProjectionStore::MergeSenders(absl::string_view app_code,
                                                             const WallDeltas& deltas) {
   MergedSenders merged;
   for (Scope scope : kScopes) {
-    JsonRows rows = SenderRows(deltas, scope);
+    const RowSet rows = SenderRows(deltas, scope);
     if (rows.empty()) continue;
-    const std::string& json = rows.Finish();
     auto collect = [&](const SqlRow& row) {
       namespace col = sender_row;
       WallKey key{row.Int(col::kUserId), row.Str(col::kGiftId)};
@@ -529,12 +537,14 @@ absl::StatusOr<MergedSenders> ProjectionStore::MergeSenders(absl::string_view ap
           row.Int(col::kLastSent), row.Int(col::kAnonymous) != 0};
     };
     if (returning_) {
-      RETURN_IF_ERROR(
-          conn_.Query(PerScope<MergeSendersReturningSql>(scope), {app_code, json}, collect));
+      RETURN_IF_ERROR(conn_.Query(PerScope<MergeSendersReturningSql, SenderColumns>(scope),
+                                  {app_code, &rows}, collect));
       continue;
     }
-    RETURN_IF_ERROR(conn_.Execute(PerScope<MergeSendersSql>(scope), {app_code, json}).status());
-    RETURN_IF_ERROR(conn_.Query(PerScope<ReadSendersSql>(scope), {json, app_code}, collect));
+    RETURN_IF_ERROR(
+        conn_.Execute(PerScope<MergeSendersSql, SenderColumns>(scope), {app_code, &rows}).status());
+    RETURN_IF_ERROR(
+        conn_.Query(PerScope<ReadSendersSql, SenderColumns>(scope), {&rows, app_code}, collect));
   }
   return merged;
 }
@@ -544,12 +554,12 @@ absl::StatusOr<int64_t> ProjectionStore::MergeWalls(
     const std::map<WallKey, domain::SenderMerge>& senders) {
   int64_t new_all_time_rows = 0;
   for (Scope scope : kScopes) {
-    JsonRows json(WallDeltaColumns(scope));
+    RowSet deltas_rows(WallDeltaColumns(scope));
     for (const auto& [key, d] : deltas) {
       if (!InScope(key, scope)) continue;
       auto it = senders.find(key);
       const domain::SenderMerge merge = it == senders.end() ? domain::SenderMerge{} : it->second;
-      json.Row()
+      deltas_rows.Row()
           .Int(kDeltaUser, key.user_id)
           .Bytes(kDeltaGift, key.gift_id)
           .Int(kDeltaCount, d.gift_count)
@@ -571,12 +581,13 @@ absl::StatusOr<int64_t> ProjectionStore::MergeWalls(
           .Int(kFirstSender, d.first_sender_user_id)
           .Int(kFirstSenderAt, d.first_sender_at_ms)
           .Bytes(kFirstSenderEvent, d.first_sender_event_id);
-      PeriodOf(key, scope, std::size(kWallDeltaColumns), json);
+      PeriodOf(key, scope, std::size(kWallDeltaColumns), deltas_rows);
     }
-    if (json.empty()) continue;
-    const int64_t rows = static_cast<int64_t>(json.rows());
-    ASSIGN_OR_RETURN(const int64_t affected,
-                     conn_.Execute(PerScope<MergeWallsSql>(scope), {app_code, json.Finish()}));
+    if (deltas_rows.empty()) continue;
+    const int64_t rows = static_cast<int64_t>(deltas_rows.rows());
+    ASSIGN_OR_RETURN(
+        const int64_t affected,
+        conn_.Execute(PerScope<MergeWallsSql, WallDeltaColumns>(scope), {app_code, &deltas_rows}));
     // Every merge changes its row (gift_count grows): an insert counts 1, an update 2, with or
     // without CLIENT_FOUND_ROWS. The cap (§2.14) counts the all-time wall's new rows only.
     if (scope == Scope::kAllTime) new_all_time_rows = 2 * rows - affected;
@@ -586,21 +597,21 @@ absl::StatusOr<int64_t> ProjectionStore::MergeWalls(
 
 absl::StatusOr<std::map<int64_t, int64_t>> ProjectionStore::WallsOverCap(
     absl::string_view app_code, absl::Span<const int64_t> user_ids, int64_t cap) {
-  JsonRows json(kUserColumns);
-  for (int64_t user : user_ids) json.Row().Int(kKeyUser, user);
+  RowSet users(kUserColumns);
+  for (int64_t user : user_ids) users.Row().Int(kKeyUser, user);
   std::map<int64_t, int64_t> over;
-  RETURN_IF_ERROR(conn_.Query(WallsOverCapSql(), {json.Finish(), app_code, cap},
+  RETURN_IF_ERROR(conn_.Query(WallsOverCapSql(), {&users, app_code, cap},
                               [&](const SqlRow& row) { over[row.Int(0)] = row.Int(1); }));
   return over;
 }
 
 absl::StatusOr<std::map<WallKey, int64_t>> ProjectionStore::GiftCounts(
     absl::string_view app_code, absl::Span<const WallKey> keys) {
-  JsonRows json(kWallKeyColumns);
+  RowSet rows(kWallKeyColumns);
   for (const WallKey& key : keys)
-    json.Row().Int(kKeyUser, key.user_id).Bytes(kKeyGift, key.gift_id);
+    rows.Row().Int(kKeyUser, key.user_id).Bytes(kKeyGift, key.gift_id);
   std::map<WallKey, int64_t> counts;
-  RETURN_IF_ERROR(conn_.Query(GiftCountsSql(), {json.Finish(), app_code}, [&](const SqlRow& row) {
+  RETURN_IF_ERROR(conn_.Query(GiftCountsSql(), {&rows, app_code}, [&](const SqlRow& row) {
     counts[WallKey{row.Int(kCountUser), row.Str(kCountGift)}] = row.Int(kCount);
   }));
   return counts;

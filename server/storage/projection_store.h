@@ -1,6 +1,6 @@
 // The rows a projection group reads and writes (DESIGN §2): its ledger rows, the sender rows and
 // the wall rows its events touch. Each kind is one set-based statement whatever the group's size
-// (the rows travel as one JSON parameter, see JsonRows), run on the caller's session inside the
+// (the rows travel as one JSON parameter, see RowSet), run on the caller's session inside the
 // caller's transaction. It decides nothing: the projector says what to write.
 #ifndef GIFTWALL_SERVER_STORAGE_PROJECTION_STORE_H_
 #define GIFTWALL_SERVER_STORAGE_PROJECTION_STORE_H_

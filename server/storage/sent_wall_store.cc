@@ -8,8 +8,8 @@
 #include "server/common/status_macros.h"
 #include "server/storage/columns.h"
 #include "server/storage/db_clock.h"
-#include "server/storage/json_rows.h"
 #include "server/storage/paging.h"
+#include "server/storage/row_set.h"
 
 namespace giftwall::storage {
 namespace {
@@ -52,7 +52,7 @@ enum SentDeltaColumn {
   kOpenLast,
   kAnonymous
 };
-constexpr JsonColumn kSentDeltaColumns[] = {
+constexpr RowColumn kSentDeltaColumns[] = {
     {kSender, "j_sender", "BIGINT"},
     {kKind, "j_kind", "VARCHAR(8) CHARACTER SET ascii"},
     {kKey, "j_key", "VARCHAR(10) CHARACTER SET ascii"},
@@ -87,14 +87,15 @@ INSERT INTO user_gift_sent
 // LEAST and GREATEST, of a non-empty delta into a non-empty row (the open part may be empty:
 // its times are 0 then), anonymous is sticky. Assignments run left to right: the open part's
 // times are decided on the count before it grows.
-const std::string& MergeSql() {
-  static const auto* const sql = new std::string(absl::StrCat(
-      InsertSentRowSql(), R"sql(
+const RowsSql& MergeSql() {
+  static const auto* const sql =
+      new RowsSql(kSentDeltaColumns,
+                  absl::StrCat(InsertSentRowSql(), R"sql(
 SELECT ?, jt.j_sender, jt.j_kind, jt.j_key, UNHEX(jt.j_gift), jt.j_count, jt.j_coins,
        jt.j_receivers, jt.j_first, jt.j_last, jt.j_open_count, jt.j_open_coins,
        jt.j_open_receivers, jt.j_open_first, jt.j_open_last, jt.j_anonymous, )sql",
-      GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS, "\nFROM ", JsonTableSql(kSentDeltaColumns),
-      R"sql(
+                               GIFTWALL_DB_NOW_MS, ", ", GIFTWALL_DB_NOW_MS, "\nFROM ", kRowsTable,
+                               R"sql(
 ON DUPLICATE KEY UPDATE
   sent_count = sent_count + VALUES(sent_count),
   sent_coins = sent_coins + VALUES(sent_coins),
@@ -371,10 +372,10 @@ absl::string_view SentReceiversQuery(bool period, bool after_cursor, bool open_o
 
 absl::Status SentStatements::Merge(absl::string_view app_code, const domain::SentDeltas& deltas) {
   if (!deltas.rows.empty()) {
-    JsonRows json(kSentDeltaColumns);
+    RowSet rows(kSentDeltaColumns);
     for (const auto& [key, d] : deltas.rows) {
       const KindAndKey period = Split(key.period);
-      json.Row()
+      rows.Row()
           .Int(kSender, key.sender_user_id)
           .Text(kKind, period.kind)
           .Text(kKey, period.key)
@@ -391,7 +392,7 @@ absl::Status SentStatements::Merge(absl::string_view app_code, const domain::Sen
           .Int(kOpenLast, d.open.last_sent_at_ms)
           .Int(kAnonymous, d.anonymous ? 1 : 0);
     }
-    RETURN_IF_ERROR(conn_.Execute(MergeSql(), {app_code, json.Finish()}).status());
+    RETURN_IF_ERROR(conn_.Execute(MergeSql(), {app_code, &rows}).status());
   }
   // The rows are locked by the merge: the sums see every sender row committed before, and the
   // transactions that merge one after this one add their part to the sum this one writes.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <mutex>
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -22,7 +23,8 @@ namespace giftwall::storage {
 namespace {
 
 // A statement cache larger than this means SQL is being built per call: a bug worth surviving.
-constexpr size_t kMaxPreparedStatements = 128;
+// On the VALUES path each statement that reads rows has a text per padded size it meets.
+constexpr size_t kMaxPreparedStatements = 256;
 
 int Seconds(absl::Duration d) {
   return static_cast<int>(
@@ -33,19 +35,6 @@ sql::mysql::MySQL_Driver* Driver() {
   // get_mysql_driver_instance() is not thread-safe; the magic static calls it exactly once.
   static sql::mysql::MySQL_Driver* const driver = sql::mysql::get_mysql_driver_instance();
   return driver;
-}
-
-void Bind(sql::PreparedStatement& stmt, absl::Span<const SqlParam> params) {
-  unsigned int index = 1;
-  for (const SqlParam& param : params) {
-    if (const int64_t* i = std::get_if<int64_t>(&param)) {
-      stmt.setInt64(index, *i);
-    } else {
-      absl::string_view s = std::get<absl::string_view>(param);
-      stmt.setString(index, sql::SQLString(std::string(s)));
-    }
-    ++index;
-  }
 }
 
 }  // namespace
@@ -167,7 +156,33 @@ absl::Status SqlConnection::SetUpSession(const SessionOptions& options) {
       Seconds(options.lock_wait_timeout), statement_limit));
   if (!s.ok()) return s;
   // READ COMMITTED: a duplicate claim reads the committed ledger row, and no gap locks.
-  return ExecuteDirect("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+  RETURN_IF_ERROR(ExecuteDirect("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"));
+  if (options.rows_path != RowsPath::kAuto) {
+    rows_path_ = options.rows_path;
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(rows_path_, ProbeRowsPath());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RowsPath> SqlConnection::ProbeRowsPath() {
+  static constexpr char kProbe[] =
+      "SELECT 1 FROM JSON_TABLE('[1]', '$[*]' COLUMNS (x INT PATH '$')) AS t";
+  try {
+    std::unique_ptr<sql::ResultSet> rows(direct_->executeQuery(kProbe));
+    return RowsPath::kJsonTable;
+  } catch (const sql::SQLException& e) {
+    if (e.getErrorCode() == 0 || IsSessionLost(e.getErrorCode())) {
+      return FromCurrentException(kProbe);
+    }
+    // A server or proxy that cannot parse or run it: said once per process, not per session.
+    static std::once_flag said;
+    std::call_once(said, [&] {
+      LOG(WARNING) << "the database has no JSON_TABLE (mysql error " << e.getErrorCode() << ": "
+                   << e.what() << "): statements read their rows as VALUES";
+    });
+    return RowsPath::kValues;
+  }
 }
 
 absl::Status SqlConnection::FromCurrentException(absl::string_view sql) {
@@ -229,6 +244,70 @@ absl::StatusOr<sql::PreparedStatement*> SqlConnection::Prepare(absl::string_view
   } catch (...) {
     return FromCurrentException(sql);
   }
+}
+
+void SqlConnection::Bind(sql::PreparedStatement& stmt, absl::Span<const SqlParam> params) const {
+  unsigned int index = 1;
+  const auto bind_string = [&](absl::string_view s) {
+    stmt.setString(index++, sql::SQLString(s.data(), s.size()));
+  };
+  for (const SqlParam& param : params) {
+    if (const int64_t* i = std::get_if<int64_t>(&param)) {
+      stmt.setInt64(index++, *i);
+    } else if (const absl::string_view* s = std::get_if<absl::string_view>(&param)) {
+      bind_string(*s);
+    } else if (const RowSet* rows = std::get<const RowSet*>(param);
+               rows_path_ == RowsPath::kJsonTable) {
+      bind_string(rows->Json());
+    } else {
+      for (const RowSet::Value& value : rows->values()) {
+        if (const int64_t* n = std::get_if<int64_t>(&value)) {
+          stmt.setInt64(index++, *n);
+        } else {
+          bind_string(std::get<std::string>(value));
+        }
+      }
+      const size_t padding = (PaddedRows(rows->rows()) - rows->rows()) * rows->columns();
+      for (size_t n = 0; n < padding; ++n) stmt.setNull(index++, sql::DataType::VARCHAR);
+    }
+  }
+}
+
+absl::StatusOr<const std::string*> SqlConnection::RowsText(
+    const RowsSql& sql, absl::Span<const SqlParam> params) const {
+  const RowSet* rows = nullptr;
+  size_t placeholders = 0;
+  for (const SqlParam& param : params) {
+    const auto* set = std::get_if<const RowSet*>(&param);
+    if (set == nullptr) {
+      ++placeholders;
+      continue;
+    }
+    CHECK(rows == nullptr || (*set)->rows() == rows->rows()) << "one RowsSql reads one set of rows";
+    rows = *set;
+    placeholders +=
+        rows_path_ == RowsPath::kJsonTable ? 1 : PaddedRows(rows->rows()) * rows->columns();
+  }
+  CHECK(rows != nullptr) << "a RowsSql without its RowSet";
+  if (placeholders > kMaxPlaceholders) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(rows->rows(), " rows of ", rows->columns(), " columns need ", placeholders,
+                     " placeholders on the VALUES rows path, past a statement's ", kMaxPlaceholders,
+                     ": lower --group_max_events, or run on a server with JSON_TABLE"));
+  }
+  return &sql.Text(rows_path_, rows->rows());
+}
+
+absl::StatusOr<int64_t> SqlConnection::Execute(const RowsSql& sql,
+                                               absl::Span<const SqlParam> params) {
+  ASSIGN_OR_RETURN(const std::string* text, RowsText(sql, params));
+  return Execute(*text, params);
+}
+
+absl::Status SqlConnection::Query(const RowsSql& sql, absl::Span<const SqlParam> params,
+                                  absl::FunctionRef<void(const SqlRow&)> on_row) {
+  ASSIGN_OR_RETURN(const std::string* text, RowsText(sql, params));
+  return Query(*text, params, on_row);
 }
 
 absl::StatusOr<int64_t> SqlConnection::Execute(absl::string_view sql,

@@ -19,6 +19,7 @@
 #include "absl/types/span.h"
 #include "server/storage/db_error.h"
 #include "server/storage/mysql_url.h"
+#include "server/storage/row_set.h"
 
 namespace sql {
 class Connection;
@@ -42,10 +43,13 @@ struct SessionOptions {
   absl::Duration statement_timeout = absl::Seconds(10);
   // How long a statement waits for a row lock before 1205.
   absl::Duration lock_wait_timeout = absl::Seconds(1);
+  // How statements read their sets of rows (row_set.h); kAuto asks the server.
+  RowsPath rows_path = RowsPath::kAuto;
 };
 
-// A bound parameter of a prepared statement.
-using SqlParam = std::variant<int64_t, absl::string_view>;
+// A bound parameter of a prepared statement. A RowSet binds where its RowsSql names kRowsTable:
+// as one JSON value, or as one value per column of each row and NULLs for the padding.
+using SqlParam = std::variant<int64_t, absl::string_view, const RowSet*>;
 
 // The current row of a result.
 class SqlRow {
@@ -76,6 +80,12 @@ class SqlConnection {
   // Runs a prepared query and calls `on_row` for every row.
   absl::Status Query(absl::string_view sql, absl::Span<const SqlParam> params,
                      absl::FunctionRef<void(const SqlRow&)> on_row);
+  // The same for a statement that reads a RowSet (one of `params`, or the same one more than
+  // once), in the text for the session's rows path and the set's size. FAILED_PRECONDITION if
+  // the VALUES path would need more placeholders than a statement takes.
+  absl::StatusOr<int64_t> Execute(const RowsSql& sql, absl::Span<const SqlParam> params);
+  absl::Status Query(const RowsSql& sql, absl::Span<const SqlParam> params,
+                     absl::FunctionRef<void(const SqlRow&)> on_row);
   // Runs a statement that cannot be prepared or needs no parameters (transaction control, DDL).
   absl::Status ExecuteDirect(absl::string_view sql);
 
@@ -93,6 +103,8 @@ class SqlConnection {
   // The server's id for this session (what KILL takes).
   int64_t server_id() const { return server_id_; }
   bool is_mariadb() const { return is_mariadb_; }
+  // kJsonTable or kValues: how this session's statements read their rows.
+  RowsPath rows_path() const { return rows_path_; }
   absl::Time last_used() const { return last_used_; }
 
  private:
@@ -100,7 +112,13 @@ class SqlConnection {
   absl::Status SetUpSession(const SessionOptions& options);
   // UNAVAILABLE unless the session runs over TLS (the endpoint's ssl-mode requires it).
   absl::Status CheckTls(const MysqlEndpoint& endpoint);
+  // kJsonTable if the server runs JSON_TABLE, else kValues; UNAVAILABLE if the session is lost.
+  absl::StatusOr<RowsPath> ProbeRowsPath();
   absl::StatusOr<sql::PreparedStatement*> Prepare(absl::string_view sql);
+  void Bind(sql::PreparedStatement& stmt, absl::Span<const SqlParam> params) const;
+  // The text of `sql` for its RowSet parameters.
+  absl::StatusOr<const std::string*> RowsText(const RowsSql& sql,
+                                              absl::Span<const SqlParam> params) const;
   // Converts the exception in flight into a status, marking the session broken if need be.
   absl::Status FromCurrentException(absl::string_view sql);
   // Inside a catch block: an exception thrown by a caller's row handler, not by the connector.
@@ -113,6 +131,7 @@ class SqlConnection {
   SessionOptions options_;
   bool broken_ = false;
   bool is_mariadb_ = true;
+  RowsPath rows_path_ = RowsPath::kJsonTable;
   int64_t server_id_ = 0;
   absl::Time last_used_ = absl::Now();
 };

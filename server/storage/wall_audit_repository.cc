@@ -11,8 +11,8 @@
 #include "server/common/status_macros.h"
 #include "server/storage/columns.h"
 #include "server/storage/db_clock.h"
-#include "server/storage/json_rows.h"
 #include "server/storage/outbox_repository.h"
+#include "server/storage/row_set.h"
 #include "server/storage/wall_columns.h"
 
 namespace giftwall::storage {
@@ -73,18 +73,18 @@ WHERE pe.projection_name = )sql",
 }
 
 // Done events whose gifts a rebuild finds beyond the wall's cap (DESIGN §2.14) go dead.
-constexpr JsonColumn kEventIdColumns[] = {{0, "j_id", kHexId}};
+constexpr RowColumn kEventIdColumns[] = {{0, "j_id", kHexId}};
 
-const std::string& KillDoneEventsSql() {
-  static const auto* const sql =
-      new std::string(absl::StrCat("UPDATE ", JsonTableSql(kEventIdColumns), R"sql(
+const RowsSql& KillDoneEventsSql() {
+  static const auto* const sql = new RowsSql(
+      kEventIdColumns, absl::StrCat("UPDATE ", kRowsTable, R"sql(
 STRAIGHT_JOIN wallet_projection_events pe
   ON pe.projection_name = )sql",
-                                   GIFTWALL_SQL_PROJECTION,
-                                   R"sql( AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
+                                    GIFTWALL_SQL_PROJECTION,
+                                    R"sql( AND pe.app_code = ? AND pe.event_id = UNHEX(jt.j_id)
 SET pe.status = 'dead', pe.last_error = ?, pe.locked_by = '', pe.locked_until_ms = 0,
     pe.next_attempt_at_ms = 0, pe.updated_at_ms = )sql",
-                                   GIFTWALL_DB_NOW_MS, R"sql(
+                                    GIFTWALL_DB_NOW_MS, R"sql(
 WHERE pe.status = 'done')sql"));
   return *sql;
 }
@@ -394,11 +394,11 @@ absl::Status AuditStatements::KillDoneEvents(absl::string_view app_code,
                                              absl::Span<const std::string> event_ids,
                                              absl::string_view reason) {
   for (size_t begin = 0; begin < event_ids.size(); begin += kKillBatch) {
-    JsonRows json(kEventIdColumns);
+    RowSet ids(kEventIdColumns);
     for (size_t i = begin; i < std::min(event_ids.size(), begin + kKillBatch); ++i) {
-      json.Row().Bytes(0, event_ids[i]);
+      ids.Row().Bytes(0, event_ids[i]);
     }
-    RETURN_IF_ERROR(conn_.Execute(KillDoneEventsSql(), {json.Finish(), app_code, reason}).status());
+    RETURN_IF_ERROR(conn_.Execute(KillDoneEventsSql(), {&ids, app_code, reason}).status());
   }
   return absl::OkStatus();
 }

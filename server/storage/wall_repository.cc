@@ -8,8 +8,8 @@
 #include "server/domain/sponsor.h"
 #include "server/storage/app_settings_store.h"
 #include "server/storage/columns.h"
-#include "server/storage/json_rows.h"
 #include "server/storage/paging.h"
+#include "server/storage/row_set.h"
 
 namespace giftwall::storage {
 namespace {
@@ -67,25 +67,26 @@ constexpr ResultColumn kAnonymousSenderColumns[] = {
 };
 static_assert(InPositionOrder(kAnonymousSenderColumns));
 
-constexpr JsonColumn kUserColumns[] = {{0, "j_user", "BIGINT"}};
+constexpr RowColumn kUserColumns[] = {{0, "j_user", "BIGINT"}};
 
 // Whole walls: a primary-key range per user; of one period, with `period`. Then, in the same
 // statement and snapshot, the walls' anonymous senders: a range of
 // idx_user_gift_wall_sender_anonymous per user, empty unless someone sent that wall a gift
 // anonymously.
 std::string WallsSql(bool period) {
-  return absl::StrCat(
-      "SELECT ", SelectList(kWallItemColumns), "\nFROM ", JsonTableSql(kUserColumns),
-      "\nSTRAIGHT_JOIN ", period ? "user_gift_wall_period" : "user_gift_wall",
-      " w ON w.app_code = ? AND w.user_id = jt.j_user",
-      period ? " AND w.period_kind = ? AND w.period_key = ?" : "", "\nUNION ALL\nSELECT ",
-      SelectList(kAnonymousSenderColumns), "\nFROM ", JsonTableSql(kUserColumns), R"sql(
+  return absl::StrCat("SELECT ", SelectList(kWallItemColumns), "\nFROM ", kRowsTable,
+                      "\nSTRAIGHT_JOIN ", period ? "user_gift_wall_period" : "user_gift_wall",
+                      " w ON w.app_code = ? AND w.user_id = jt.j_user",
+                      period ? " AND w.period_kind = ? AND w.period_key = ?" : "",
+                      "\nUNION ALL\nSELECT ", SelectList(kAnonymousSenderColumns), "\nFROM ",
+                      kRowsTable, R"sql(
 STRAIGHT_JOIN user_gift_wall_sender s FORCE INDEX (idx_user_gift_wall_sender_anonymous)
   ON s.app_code = ? AND s.user_id = jt.j_user AND s.anonymous = 1)sql");
 }
 
-const std::string& WallsSqlOf(bool period) {
-  static const auto* const sqls = new std::string[2]{WallsSql(false), WallsSql(true)};
+const RowsSql& WallsSqlOf(bool period) {
+  static const auto* const sqls =
+      new RowsSql[2]{{kUserColumns, WallsSql(false)}, {kUserColumns, WallsSql(true)}};
   return sqls[period ? 1 : 0];
 }
 
@@ -251,16 +252,16 @@ const std::string& SendersAheadSqlOf(bool period) {
 // Which shown senders hid: the ones whose all-time sender row of the gift is anonymous, or who
 // opted out. A primary-key read of each table per sender asked about.
 enum ShownSenderColumn { kShownIndex, kShownGift, kShownSender };
-constexpr JsonColumn kShownSenderColumns[] = {
+constexpr RowColumn kShownSenderColumns[] = {
     {kShownIndex, "j_i", "BIGINT"},
     {kShownGift, "j_gift", kHexGift},
     {kShownSender, "j_sender", "BIGINT"},
 };
 static_assert(InPositionOrder(kShownSenderColumns));
 
-const std::string& HiddenSendersSql() {
+const RowsSql& HiddenSendersSql() {
   static const auto* const sql =
-      new std::string(absl::StrCat("SELECT jt.j_i\nFROM ", JsonTableSql(kShownSenderColumns), R"sql(
+      new RowsSql(kShownSenderColumns, absl::StrCat("SELECT jt.j_i\nFROM ", kRowsTable, R"sql(
 LEFT JOIN user_gift_wall_sender s
   ON s.app_code = ? AND s.user_id = ? AND s.gift_id = UNHEX(jt.j_gift)
      AND s.sender_user_id = jt.j_sender
@@ -271,7 +272,7 @@ WHERE s.anonymous = 1 OR p.hidden = 1)sql"));
 
 }  // namespace
 
-absl::string_view HiddenSendersQuery() { return HiddenSendersSql(); }
+const RowsSql& HiddenSendersQuery() { return HiddenSendersSql(); }
 
 absl::string_view SponsorHistoryQuerySql(bool one_gift, bool after) {
   return SponsorHistorySqlOf(one_gift, after);
@@ -281,22 +282,21 @@ absl::string_view SendersAheadQuery(bool period) { return SendersAheadSqlOf(peri
 
 absl::string_view SendersQuery(bool period, bool after) { return SendersSqlOf(period, after); }
 
-absl::string_view WallQuery(bool period) { return WallsSqlOf(period); }
+const RowsSql& WallQuery(bool period) { return WallsSqlOf(period); }
 
 absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> WallRepository::ReadWalls(
     absl::string_view app_code, const std::optional<domain::Period>& period,
     absl::Span<const int64_t> user_ids) {
   std::map<int64_t, std::vector<domain::WallItem>> walls;
   if (user_ids.empty()) return walls;
-  JsonRows users(kUserColumns);
+  RowSet users(kUserColumns);
   for (int64_t user : user_ids) users.Row().Int(0, user);
-  const std::string users_json = users.Finish();
-  std::vector<SqlParam> params = {users_json, app_code};
+  std::vector<SqlParam> params = {&users, app_code};
   if (period.has_value()) {
     params.emplace_back(domain::PeriodKindName(period->kind));
     params.emplace_back(period->key);
   }
-  params.emplace_back(users_json);
+  params.emplace_back(&users);
   params.emplace_back(app_code);
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
   absl::flat_hash_set<std::tuple<int64_t, std::string, int64_t>> anonymous;
@@ -412,15 +412,15 @@ absl::StatusOr<std::vector<bool>> WallRepository::HiddenSenders(
     absl::string_view app_code, int64_t user_id, absl::Span<const domain::ShownSender> senders) {
   std::vector<bool> hidden(senders.size(), false);
   if (senders.empty()) return hidden;
-  JsonRows json(kShownSenderColumns);
+  RowSet shown(kShownSenderColumns);
   for (size_t i = 0; i < senders.size(); ++i) {
-    json.Row()
+    shown.Row()
         .Int(kShownIndex, static_cast<int64_t>(i))
         .Bytes(kShownGift, senders[i].gift_id)
         .Int(kShownSender, senders[i].sender_user_id);
   }
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
-  absl::Status s = conn->Query(HiddenSendersSql(), {json.Finish(), app_code, user_id, app_code},
+  absl::Status s = conn->Query(HiddenSendersSql(), {&shown, app_code, user_id, app_code},
                                [&](const SqlRow& row) {
                                  const int64_t i = row.Int(0);
                                  if (i >= 0 && static_cast<size_t>(i) < hidden.size()) {

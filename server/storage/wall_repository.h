@@ -18,6 +18,7 @@
 #include "server/domain/wall_page.h"
 #include "server/storage/app_settings_store.h"
 #include "server/storage/connection_pool.h"
+#include "server/storage/row_set.h"
 
 namespace giftwall::storage {
 
@@ -65,10 +66,10 @@ struct StandingRead {
 absl::string_view SendersQuery(bool period, bool after_cursor);
 
 // The SQL of ReadWalls, ListSponsorHistory and the rank of ReadStanding, for the same reason.
-absl::string_view WallQuery(bool period);
+const RowsSql& WallQuery(bool period);
 absl::string_view SponsorHistoryQuerySql(bool one_gift, bool after_cursor);
 absl::string_view SendersAheadQuery(bool period);
-absl::string_view HiddenSendersQuery();
+const RowsSql& HiddenSendersQuery();
 
 class WallRepository {
  public:

@@ -74,6 +74,26 @@ TEST(GroupQueue, WhatWaitsWhileTheLaneIsBusyIsTakenAsOneGroupWithinItsWeight) {
                                       ElementsAre(1, 1)));
 }
 
+TEST(GroupQueue, ItemsOfDifferentPartitionsNeverShareAGroup) {
+  Recorder r;
+  GroupQueueOptions options;
+  options.max_group_weight = 12;
+  GroupQueue<int> q(
+      options, [](const int& i) { return static_cast<size_t>(i); },
+      [&r](std::vector<int> g) { r.Run(std::move(g)); },
+      [&r](int i, absl::Status why) { r.Refuse(i, why); },
+      [](const int& i) -> absl::string_view { return i % 2 == 0 ? "even" : "odd"; });
+  q.Submit(1);
+  r.first_started_.WaitForNotification();
+  for (int i : {2, 3, 4, 5, 6, 8, 7}) q.Submit(i);
+  r.release_.Notify();
+  q.Shutdown(absl::InfiniteFuture());
+  // The oldest leads each group, which takes its partition's items in order while they fit
+  // (12): 2+4+6, then 3+5 (7 would pass 12), then 8 and 7, each the oldest left.
+  EXPECT_THAT(r.groups(), ElementsAre(ElementsAre(1), ElementsAre(2, 4, 6), ElementsAre(3, 5),
+                                      ElementsAre(8), ElementsAre(7)));
+}
+
 TEST(GroupQueue, AnotherLaneStartsOnlyWhenEnoughWeightWaits) {
   Recorder r;
   GroupQueueOptions options;

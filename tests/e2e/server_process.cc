@@ -22,6 +22,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "tests/support/process.h"
+#include "tests/support/test_database.h"
 
 namespace giftwall::testing {
 
@@ -78,6 +79,7 @@ ServerProcess::ServerProcess(const std::string& mysql_url, std::vector<std::stri
                    [](const std::string& flag) { return absl::StartsWith(flag, "--tls_"); })) {
     args.push_back("--plaintext");
   }
+  args.push_back(absl::StrCat("--sql_rows=", storage::RowsPathName(TestRowsPath())));
   args.insert(args.end(), extra.begin(), extra.end());
   pid_ = process::Spawn(args, log_);
 }

@@ -212,6 +212,51 @@ TEST_F(ProjectionEngineTest, AGroupHoldsAtMostMaxGroupEventsAndABatchIsNeverSpli
   EXPECT_EQ(db_.QueryInt("SELECT gift_count FROM user_gift_wall WHERE user_id = 2"), 25);
 }
 
+// --group_by=app_code: the calls that waited are gathered per app, and a batch of two apps is
+// projected as one unit per app (no transaction crosses apps), answered together in its order.
+TEST_F(ProjectionEngineTest, GroupedByAppNoTransactionHoldsTwoApps) {
+  for (bool by_app : {false, true}) {
+    SCOPED_TRACE(by_app ? "group_by=app_code" : "group_by=none");
+    db_.Exec("DELETE FROM wallet_projection_events");
+    db_.Exec("DELETE FROM user_gift_wall");
+    db_.Exec("DELETE FROM user_gift_wall_sender");
+    EngineOptions options;
+    options.lanes = 1;
+    options.group_by_app = by_app;
+    std::unique_ptr<ProjectionEngine> engine = Engine(options);
+    Answers answers(6);
+    OccupyALane(*engine, answers.For(0));
+    const std::string run = by_app ? "app-" : "any-";
+    engine->Submit(
+        {Single(Event(run + "D1", GiftPayloadJson(2, "g", 1))), answers.For(1), nullptr});
+    engine->Submit({Single(Event(run + "O1", GiftPayloadJson(2, "g", 1), kT0, "other")),
+                    answers.For(2), nullptr});
+    engine->Submit({ProjectionUnit{{Event(run + "BO", GiftPayloadJson(3, "g", 1), kT0, "other"),
+                                    Event(run + "BD", GiftPayloadJson(3, "g", 2)),
+                                    Event(run + "BO", GiftPayloadJson(3, "g", 1), kT0, "other")},
+                                   ProjectedBy::kRelay},
+                    answers.For(3), nullptr});
+    engine->Submit(
+        {Single(Event(run + "D2", GiftPayloadJson(2, "g", 1))), answers.For(4), nullptr});
+    engine->Submit({Single(Event(run + "O2", GiftPayloadJson(2, "g", 1), kT0, "other")),
+                    answers.For(5), nullptr});
+    Release();
+    const std::vector<UnitResult>& results = answers.Wait();
+    for (const UnitResult& r : results) ASSERT_TRUE(r.ok()) << r.status();
+    // The batch's results in its order: its second "other" event is its first's duplicate.
+    ASSERT_EQ(results[3]->size(), 3u);
+    EXPECT_EQ((*results[3])[0].outcome, ProjectionOutcome::kProjected);
+    EXPECT_EQ((*results[3])[1].outcome, ProjectionOutcome::kProjected);
+    EXPECT_EQ((*results[3])[2].outcome, ProjectionOutcome::kAlreadyProjected);
+    // The lane's first call, then: everything in one group; or demo's group and other's.
+    EXPECT_EQ(engine->Stats().groups, by_app ? 3 : 2);
+    EXPECT_EQ(db_.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall WHERE app_code = 'demo'"),
+              1 + 1 + 1 + 1 + 2);
+    EXPECT_EQ(db_.QueryInt("SELECT SUM(gift_count) FROM user_gift_wall WHERE app_code = 'other'"),
+              1 + 1 + 1);
+  }
+}
+
 TEST_F(ProjectionEngineTest, AFullQueueAnswersResourceExhaustedAtOnceAndShutdownAnswersTheRest) {
   EngineOptions options;
   options.lanes = 1;

@@ -1,10 +1,14 @@
 #include "server/storage/connection_pool.h"
 
+#include <cstdint>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/storage/row_set.h"
 #include "tests/support/test_database.h"
 #include "tests/support/timing.h"
 
@@ -36,6 +40,51 @@ TEST(ConnectionPool, SessionsAreSetUpForTheProjection) {
   EXPECT_EQ(Variable(**conn, "@@innodb_lock_wait_timeout"), "2");
   EXPECT_EQ(Variable(**conn, "@@max_statement_time"), "7.000000");
   EXPECT_EQ(Variable(**conn, "@@autocommit + 0"), "1");
+}
+
+// Both rows paths read the same rows: text that is not ASCII, bytes, integers at their limits,
+// a set padded to its size (5 rows, padded to 16) and an empty one.
+TEST(ConnectionPool, BothRowsPathsReadTheSameRows) {
+  enum Column { kNumber, kWord, kId };
+  static constexpr RowColumn kColumns[] = {
+      {kNumber, "j_number", "BIGINT"},
+      {kWord, "j_word", "VARCHAR(16) CHARACTER SET utf8mb4"},
+      {kId, "j_id", kHexId},
+  };
+  static const RowsSql sql(
+      kColumns, "SELECT jt.j_number, jt.j_word, UNHEX(jt.j_id), ? FROM {rows} ORDER BY 1");
+  testing::TestDatabase db;
+  std::vector<std::string> read[2];
+  for (RowsPath path : {RowsPath::kAuto, RowsPath::kJsonTable, RowsPath::kValues}) {
+    PoolOptions options = db.PoolOptions(1);
+    options.session.rows_path = path;
+    ConnectionPool pool(options);
+    absl::StatusOr<PooledConnection> conn = pool.Acquire();
+    ASSERT_TRUE(conn.ok()) << conn.status();
+    // MariaDB 10.6+ has JSON_TABLE: auto takes it.
+    EXPECT_EQ((*conn)->rows_path(),
+              path == RowsPath::kValues ? RowsPath::kValues : RowsPath::kJsonTable);
+    RowSet rows(kColumns);
+    rows.Row()
+        .Int(kNumber, INT64_MIN)
+        .Text(kWord, "玫瑰 \"'\\")
+        .Bytes(kId, std::string("\0\xff", 2));
+    rows.Row().Int(kNumber, INT64_MAX).Text(kWord, "").Bytes(kId, "E1");
+    for (int i = 0; i < 3; ++i) rows.Row().Int(kNumber, i).Text(kWord, "x").Bytes(kId, "e");
+    std::vector<std::string>& out = read[path == RowsPath::kValues ? 1 : 0];
+    out.clear();
+    absl::Status s = (*conn)->Query(sql, {"tail", &rows}, [&](const SqlRow& row) {
+      out.push_back(absl::StrCat(row.Int(0), "|", row.Str(1), "|", row.Str(2), "|", row.Str(3)));
+    });
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(out.size(), 5u);
+    EXPECT_EQ(out[0], absl::StrCat(INT64_MIN, "|玫瑰 \"'\\|", std::string("\0\xff", 2), "|tail"));
+    const RowSet none(kColumns);
+    int none_read = 0;
+    ASSERT_TRUE((*conn)->Query(sql, {"tail", &none}, [&](const SqlRow&) { ++none_read; }).ok());
+    EXPECT_EQ(none_read, 0);
+  }
+  EXPECT_EQ(read[0], read[1]);
 }
 
 TEST(ConnectionPool, ReusesSessions) {

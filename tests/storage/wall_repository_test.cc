@@ -279,14 +279,17 @@ TEST_F(WallRepositoryTest, EveryReadIsServedByAnIndexAndTheWallHasOnlyItsPrimary
   // the index alone).
   const auto wall_plan = [&](bool period) {
     std::string plan;
-    std::vector<SqlParam> params = {"[[1],[2]]", "demo"};
+    RowSet users(WallQuery(period).columns());
+    users.Row().Int(0, 1).Row().Int(0, 2);
+    std::vector<SqlParam> params = {&users, "demo"};
     if (period) {
       params.emplace_back("month");
       params.emplace_back("2026-12");
     }
-    params.emplace_back("[[1],[2]]");
+    params.emplace_back(&users);
     params.emplace_back("demo");
-    EXPECT_TRUE(conn->Query(absl::StrCat("EXPLAIN ", WallQuery(period)), params,
+    EXPECT_TRUE(conn->Query(absl::StrCat("EXPLAIN ", WallQuery(period).Text(conn->rows_path(), 2)),
+                            params,
                             [&](const SqlRow& row) {
                               if (row.Str(2) == "w" || row.Str(2) == "s") {
                                 absl::StrAppend(&plan, row.Str(2), ":", row.Str(3), " ", row.Str(5),
@@ -317,10 +320,12 @@ TEST_F(WallRepositoryTest, EveryReadIsServedByAnIndexAndTheWallHasOnlyItsPrimary
             "idx_user_gift_wall_period_sender_rank");
   // Who hid: a primary-key read of the sender row and of the opt-out per sender asked about.
   std::string hidden_plan;
-  ASSERT_TRUE(conn->Query(absl::StrCat("EXPLAIN ", HiddenSendersQuery()),
-                          {R"([[0,"6731",5],[1,"6731",6]])", "demo", 1, "demo"},
+  RowSet shown(HiddenSendersQuery().columns());
+  shown.Row().Int(0, 0).Bytes(1, "g1").Int(2, 5).Row().Int(0, 1).Bytes(1, "g1").Int(2, 6);
+  ASSERT_TRUE(conn->Query(absl::StrCat("EXPLAIN ", HiddenSendersQuery().Text(conn->rows_path(), 2)),
+                          {&shown, "demo", 1, "demo"},
                           [&](const SqlRow& row) {
-                            if (row.Str(2) != "jt") {
+                            if (row.Str(2) == "s" || row.Str(2) == "p") {
                               absl::StrAppend(&hidden_plan, row.Str(2), ":", row.Str(3), " ",
                                               row.Str(5), ";");
                             }

@@ -18,10 +18,22 @@ namespace {
 storage::SessionOptions TestSession() {
   storage::SessionOptions session;
   session.lock_wait_timeout = absl::Seconds(5);
+  session.rows_path = TestRowsPath();
   return session;
 }
 
 }  // namespace
+
+storage::RowsPath TestRowsPath() {
+  const char* text = std::getenv("GIFTWALL_TEST_SQL_ROWS");
+  storage::RowsPath path = storage::RowsPath::kAuto;
+  if (text != nullptr && *text != '\0' && !storage::ParseRowsPath(text, &path)) {
+    std::fprintf(stderr, "GIFTWALL_TEST_SQL_ROWS: \"%s\" is not auto, json_table or values\n",
+                 text);
+    std::abort();
+  }
+  return path;
+}
 
 TestDatabase::TestDatabase(bool migrate) {
   const char* url = std::getenv("GIFTWALL_TEST_MYSQL_URL");

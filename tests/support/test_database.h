@@ -49,6 +49,10 @@ class TestDatabase {
   std::unique_ptr<storage::SqlConnection> conn_;
 };
 
+// How the tests' sessions and servers read their rows (--sql_rows): GIFTWALL_TEST_SQL_ROWS, by
+// default auto. ctest runs the suites that write and read walls once more with it at values.
+storage::RowsPath TestRowsPath();
+
 // Writes an outbox row the way the wallet would.
 void InsertOutbox(storage::SqlConnection& conn, const std::string& app_code,
                   const std::string& event_id, const std::string& event_type,

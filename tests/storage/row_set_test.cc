@@ -1,0 +1,129 @@
+#include "server/storage/row_set.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/storage/columns.h"
+
+namespace giftwall::storage {
+namespace {
+
+enum TestColumn { kNumber, kWord, kId };
+constexpr RowColumn kTestColumns[] = {
+    {kNumber, "j_number", "BIGINT"},
+    {kWord, "j_word", "VARCHAR(16) CHARACTER SET utf8mb4"},
+    {kId, "j_id", "VARCHAR(64) CHARACTER SET ascii"},
+};
+static_assert(InPositionOrder(kTestColumns));
+
+constexpr RowColumn kOneColumn[] = {{0, "j_word", "VARCHAR(16) CHARACTER SET utf8mb4"}};
+
+TEST(RowSet, RowsOfIntegersTextAndHexBytes) {
+  RowSet rows(kTestColumns);
+  EXPECT_TRUE(rows.empty());
+  rows.Row()
+      .Int(kNumber, -9223372036854775807 - 1)
+      .Text(kWord, "a\"b\\c\n")
+      .Bytes(kId, std::string("E1 \xff", 4));
+  rows.Row().Int(kNumber, 7).Text(kWord, "玫瑰").Bytes(kId, "");
+  EXPECT_EQ(rows.rows(), 2u);
+  EXPECT_EQ(rows.Json(), R"([[-9223372036854775808,"a\"b\\c\u000a","453120ff"],[7,"玫瑰",""]])");
+}
+
+TEST(RowSet, TextThatIsNotUtf8BecomesReplacementCharacters) {
+  RowSet rows(kOneColumn);
+  rows.Row().Text(0, "ok\xc3(");
+  EXPECT_EQ(rows.Json(), "[[\"ok\uFFFD(\"]]");
+}
+
+TEST(RowSet, NoRowsIsAnEmptyArray) {
+  RowSet rows(kTestColumns);
+  EXPECT_EQ(rows.Json(), "[]");
+}
+
+TEST(RowSet, TheValuesAreKeptInOrderForThePlaceholders) {
+  RowSet rows(kTestColumns);
+  rows.Row().Int(kNumber, 7).Text(kWord, "ok\xc3(").Bytes(kId, "E1");
+  ASSERT_EQ(rows.values().size(), 3u);
+  EXPECT_EQ(std::get<int64_t>(rows.values()[0]), 7);
+  EXPECT_EQ(std::get<std::string>(rows.values()[1]), "ok\uFFFD(");
+  EXPECT_EQ(std::get<std::string>(rows.values()[2]), "4531");
+}
+
+TEST(RowSet, JsonTableReadsTheColumnsWhereTheRowsWriteThem) {
+  EXPECT_EQ(JsonTableSql(kTestColumns),
+            "JSON_TABLE(?, '$[*]' COLUMNS (j_number BIGINT PATH '$[0]', j_word VARCHAR(16) "
+            "CHARACTER SET utf8mb4 PATH '$[1]', j_id VARCHAR(64) CHARACTER SET ascii PATH "
+            "'$[2]')) AS jt");
+  EXPECT_EQ(JsonTableSql(absl::MakeConstSpan(kTestColumns).first(1)),
+            "JSON_TABLE(?, '$[*]' COLUMNS (j_number BIGINT PATH '$[0]')) AS jt");
+}
+
+TEST(RowSet, ValuesCastEveryPlaceholderToItsColumnsTypeAndDropThePadding) {
+  EXPECT_EQ(ValuesTableSql(kTestColumns, 2),
+            "(SELECT * FROM (SELECT CAST(? AS SIGNED) AS j_number, CAST(? AS CHAR(16) CHARACTER "
+            "SET utf8mb4) AS j_word, CAST(? AS CHAR(64) CHARACTER SET ascii) AS j_id\n"
+            "UNION ALL SELECT CAST(? AS SIGNED), CAST(? AS CHAR(16) CHARACTER SET utf8mb4), "
+            "CAST(? AS CHAR(64) CHARACTER SET ascii)) AS v WHERE v.j_number IS NOT NULL) AS jt");
+}
+
+TEST(RowSet, SetsArePaddedToAFewSizes) {
+  EXPECT_EQ(PaddedRows(0), 1u);
+  EXPECT_EQ(PaddedRows(1), 1u);
+  EXPECT_EQ(PaddedRows(2), 4u);
+  EXPECT_EQ(PaddedRows(17), 64u);
+  EXPECT_EQ(PaddedRows(500), 1024u);
+  EXPECT_EQ(PaddedRows(4096), 4096u);
+  EXPECT_EQ(PaddedRows(4097), 5120u);
+  EXPECT_EQ(PaddedRows(5000), 5120u);
+}
+
+TEST(RowSet, AStatementHasOneTextPerPathAndPaddedSize) {
+  const RowsSql sql(kTestColumns, "SELECT jt.j_number FROM {rows} WHERE jt.j_id <> ?");
+  EXPECT_EQ(sql.Text(RowsPath::kJsonTable, 1), sql.Text(RowsPath::kJsonTable, 900));
+  EXPECT_TRUE(absl::StartsWith(sql.Text(RowsPath::kJsonTable, 1),
+                               "SELECT jt.j_number FROM JSON_TABLE(?, "));
+  EXPECT_EQ(&sql.Text(RowsPath::kValues, 2), &sql.Text(RowsPath::kValues, 4));
+  EXPECT_NE(sql.Text(RowsPath::kValues, 4), sql.Text(RowsPath::kValues, 5));
+  EXPECT_EQ(sql.Text(RowsPath::kValues, 3),
+            absl::StrCat("SELECT jt.j_number FROM ", ValuesTableSql(kTestColumns, 4),
+                         " WHERE jt.j_id <> ?"));
+}
+
+TEST(RowSet, RowsPathsByName) {
+  RowsPath path = RowsPath::kAuto;
+  for (RowsPath p : {RowsPath::kAuto, RowsPath::kJsonTable, RowsPath::kValues}) {
+    EXPECT_TRUE(ParseRowsPath(RowsPathName(p), &path));
+    EXPECT_EQ(path, p);
+  }
+  EXPECT_FALSE(ParseRowsPath("VALUES", &path));
+  EXPECT_FALSE(ParseRowsPath("", &path));
+}
+
+TEST(RowSet, ASelectListNamesItsColumnsInOrder) {
+  constexpr ResultColumn kColumns[] = {{0, "w.user_id"}, {1, "w.gift_id"}};
+  static_assert(InPositionOrder(kColumns));
+  EXPECT_EQ(SelectList(kColumns), "w.user_id, w.gift_id");
+}
+
+TEST(RowSet, ATableOutOfPositionOrderIsCaught) {
+  constexpr ResultColumn kSwapped[] = {{1, "w.gift_id"}, {0, "w.user_id"}};
+  EXPECT_FALSE(InPositionOrder(kSwapped));
+}
+
+TEST(RowSetDeathTest, AValueForAnotherColumnIsABug) {
+  RowSet rows(kTestColumns);
+  rows.Row().Int(kNumber, 1);
+  EXPECT_DEATH(rows.Bytes(kId, "x"), "column 2 where j_word belongs");
+}
+
+TEST(RowSetDeathTest, ARowLeftShortIsABug) {
+  RowSet rows(kTestColumns);
+  rows.Row().Int(kNumber, 1).Text(kWord, "a");
+  EXPECT_DEATH(rows.Row(), "row 1 ends before column j_id");
+  EXPECT_DEATH(rows.Json(), "row 1 ends before column j_id");
+  EXPECT_DEATH(rows.values(), "row 1 ends before column j_id");
+}
+
+}  // namespace
+}  // namespace giftwall::storage
