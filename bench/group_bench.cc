@@ -30,6 +30,8 @@
 ABSL_FLAG(std::string, mysql_url, "", "a migrated database (its rows of app code 'groupbench')");
 ABSL_FLAG(int, db_pid, 0, "the database server's process id, whose CPU is measured");
 ABSL_FLAG(std::string, sizes, "1,16,100", "group sizes (events), comma-separated");
+ABSL_FLAG(std::string, sql_rows, "auto",
+          "how the statements read their rows: auto, json_table or values (--sql_rows)");
 ABSL_FLAG(int, events, 12000, "events per group size (at least 300 groups)");
 ABSL_FLAG(bool, sort_indexes, false,
           "re-create the wall's four sort indexes (dropped by migration 0004) for the run");
@@ -67,8 +69,11 @@ int main(int argc, char** argv) {
   Check(endpoint.status(), "--mysql_url");
   const int pid = absl::GetFlag(FLAGS_db_pid);
   if (pid <= 0) Check(absl::InvalidArgumentError("--db_pid is required"), "--db_pid");
-  absl::StatusOr<std::unique_ptr<SqlConnection>> conn =
-      SqlConnection::Open(*endpoint, giftwall::storage::SessionOptions());
+  giftwall::storage::SessionOptions session;
+  if (!giftwall::storage::ParseRowsPath(absl::GetFlag(FLAGS_sql_rows), &session.rows_path)) {
+    Check(absl::InvalidArgumentError("must be auto, json_table or values"), "--sql_rows");
+  }
+  absl::StatusOr<std::unique_ptr<SqlConnection>> conn = SqlConnection::Open(*endpoint, session);
   Check(conn.status(), "connect");
   SqlConnection& db = **conn;
   const bool sort_indexes = absl::GetFlag(FLAGS_sort_indexes);

@@ -65,10 +65,12 @@ ON DUPLICATE KEY UPDATE gift_name = VALUES(gift_name), gift_icon = VALUES(gift_i
 
 // A replace: the app's gifts that the write does not list go.
 const RowsSql& RemoveOthersSql() {
-  static const auto* const sql = new RowsSql(
-      kGiftIdColumns, absl::StrCat("DELETE FROM giftwall_gift_catalog WHERE app_code = ? AND "
-                                   "gift_id NOT IN (SELECT UNHEX(jt.j_gift) FROM ",
-                                   kRowsTable, ")"));
+  static const auto* const sql =
+      new RowsSql(kGiftIdColumns,
+                  absl::StrCat("DELETE FROM giftwall_gift_catalog WHERE app_code = ? AND "
+                               "gift_id NOT IN (SELECT UNHEX(jt.j_gift) FROM ",
+                               kRowsTable, ")"),
+                  RowsSql::kWhole);
   return *sql;
 }
 

@@ -14,10 +14,15 @@
 namespace giftwall::storage {
 namespace {
 
-// The CAST target that gives a placeholder the SQL type JSON_TABLE gives the column: integers
-// as SIGNED, VARCHAR(n) CHARACTER SET cs as CHAR(n) CHARACTER SET cs.
+// The CAST target that gives a placeholder the SQL type of the column: integers as SIGNED,
+// VARCHAR(n) CHARACTER SET cs as CHAR CHARACTER SET cs. Without its length: the rows are
+// materialized, each string as wide as its value rather than as its column may be.
 std::string CastTarget(absl::string_view type) {
-  if (absl::ConsumePrefix(&type, "VARCHAR")) return absl::StrCat("CHAR", type);
+  if (absl::ConsumePrefix(&type, "VARCHAR")) {
+    const size_t charset = type.find(" CHARACTER SET ");
+    CHECK(charset != absl::string_view::npos) << "VARCHAR without a charset: " << type;
+    return absl::StrCat("CHAR", type.substr(charset));
+  }
   CHECK(type == "BIGINT" || type == "INT" || type == "TINYINT") << "no CAST for type " << type;
   return "SIGNED";
 }
@@ -72,6 +77,24 @@ size_t PaddedRows(size_t rows) {
     if (rows <= size) return size;
   }
   return (rows + kRowsSizeStep - 1) / kRowsSizeStep * kRowsSizeStep;
+}
+
+std::vector<RowsChunk> RowsChunks(size_t rows, bool whole) {
+  std::vector<RowsChunk> chunks;
+  size_t begin = 0;
+  do {
+    const size_t left = rows - begin;
+    const size_t padded = PaddedRows(left);
+    if (whole || padded <= 2 * std::max<size_t>(left, 1)) {
+      chunks.push_back({begin, left, padded});
+      break;
+    }
+    // The largest size within what is left: PaddedRows(left) is the next one up.
+    const size_t size = padded <= kRowsSizes.back() ? padded / 4 : padded - kRowsSizeStep;
+    chunks.push_back({begin, size, size});
+    begin += size;
+  } while (begin < rows);
+  return chunks;
 }
 
 RowSet& RowSet::Row() {
@@ -161,8 +184,9 @@ std::string ValuesTableSql(absl::Span<const RowColumn> columns, size_t rows) {
   return sql;
 }
 
-RowsSql::RowsSql(absl::Span<const RowColumn> columns, std::string text)
+RowsSql::RowsSql(absl::Span<const RowColumn> columns, std::string text, Reading reading)
     : columns_(columns.begin(), columns.end()),
+      reading_(reading),
       text_(std::move(text)),
       json_table_(absl::StrReplaceAll(text_, {{kRowsTable, JsonTableSql(columns_)}})) {
   CHECK(absl::StrContains(text_, kRowsTable))

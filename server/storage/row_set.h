@@ -5,7 +5,8 @@
 //  - a UNION ALL of one SELECT of placeholders per row, for servers and proxies without
 //    JSON_TABLE (Vitess, TiDB, MySQL 5.7). The rows are padded with NULL rows up to one of a few
 //    fixed sizes, so that each statement has a handful of texts and the prepared statements stay
-//    far below the server's max_prepared_stmt_count.
+//    far below the server's max_prepared_stmt_count; a set that would need more than twice its
+//    rows runs in parts (RowsChunks), each no more than twice its rows.
 #ifndef GIFTWALL_SERVER_STORAGE_ROW_SET_H_
 #define GIFTWALL_SERVER_STORAGE_ROW_SET_H_
 
@@ -42,6 +43,18 @@ inline constexpr size_t kRowsSizeStep = 1024;
 inline constexpr size_t kMaxPlaceholders = 65535;
 // The size the VALUES path pads `rows` rows to.
 size_t PaddedRows(size_t rows);
+
+// A part of a set of rows that one statement reads on the VALUES path: rows [begin, begin + rows)
+// padded to `padded`.
+struct RowsChunk {
+  size_t begin = 0;
+  size_t rows = 0;
+  size_t padded = 0;
+};
+// The parts a set of `rows` rows runs in, in order: one part padded to PaddedRows(rows) if that
+// is at most twice the rows (or `whole`), else a part of the largest size within the rows
+// (unpadded), then the rest the same way. An empty set is one empty part.
+std::vector<RowsChunk> RowsChunks(size_t rows, bool whole);
 
 // Rows of the columns of a RowColumn table. Each value names its column, and must come in the
 // table's order: a value out of place, or a row left short, is a bug, and CHECK-fails.
@@ -80,18 +93,27 @@ class RowSet {
 
 // A statement that reads one RowSet as the table `jt`: its text names the table kRowsTable,
 // once or more (each time bound to the same set, given as a parameter where the table stands).
+// On the VALUES path a large set may run as several statements, each with a part of the rows, in
+// their order, on the caller's session (and inside its transaction): right where each row acts
+// alone (a lookup, an upsert, an update of its own row) and the caller adds the affected counts
+// up. A statement that reads the set as a whole (NOT IN) is kWhole: one statement, padded.
 class RowsSql {
  public:
-  RowsSql(absl::Span<const RowColumn> columns, std::string text);
+  enum Reading { kRowByRow, kWhole };
+  RowsSql(absl::Span<const RowColumn> columns, std::string text, Reading reading = kRowByRow);
   RowsSql(const RowsSql&) = delete;
   RowsSql& operator=(const RowsSql&) = delete;
 
   // The text that reads `rows` rows by `path` (kJsonTable or kValues).
   const std::string& Text(RowsPath path, size_t rows) const;
   absl::Span<const RowColumn> columns() const { return columns_; }
+  bool whole() const { return reading_ == kWhole; }
+  // The text as given, naming kRowsTable.
+  const std::string& text() const { return text_; }
 
  private:
   std::vector<RowColumn> columns_;
+  Reading reading_;
   std::string text_;
   std::string json_table_;
   // The VALUES texts, written on first use: one per padded size.

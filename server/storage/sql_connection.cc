@@ -246,7 +246,8 @@ absl::StatusOr<sql::PreparedStatement*> SqlConnection::Prepare(absl::string_view
   }
 }
 
-void SqlConnection::Bind(sql::PreparedStatement& stmt, absl::Span<const SqlParam> params) const {
+void SqlConnection::Bind(sql::PreparedStatement& stmt, absl::Span<const SqlParam> params,
+                         const RowsChunk* chunk) const {
   unsigned int index = 1;
   const auto bind_string = [&](absl::string_view s) {
     stmt.setString(index++, sql::SQLString(s.data(), s.size()));
@@ -260,76 +261,113 @@ void SqlConnection::Bind(sql::PreparedStatement& stmt, absl::Span<const SqlParam
                rows_path_ == RowsPath::kJsonTable) {
       bind_string(rows->Json());
     } else {
-      for (const RowSet::Value& value : rows->values()) {
+      CHECK(chunk != nullptr) << "a RowSet bound outside its RowsSql";
+      const size_t columns = rows->columns();
+      for (const RowSet::Value& value :
+           rows->values().subspan(chunk->begin * columns, chunk->rows * columns)) {
         if (const int64_t* n = std::get_if<int64_t>(&value)) {
           stmt.setInt64(index++, *n);
         } else {
           bind_string(std::get<std::string>(value));
         }
       }
-      const size_t padding = (PaddedRows(rows->rows()) - rows->rows()) * rows->columns();
+      const size_t padding = (chunk->padded - chunk->rows) * columns;
       for (size_t n = 0; n < padding; ++n) stmt.setNull(index++, sql::DataType::VARCHAR);
     }
   }
 }
 
-absl::StatusOr<const std::string*> SqlConnection::RowsText(
-    const RowsSql& sql, absl::Span<const SqlParam> params) const {
+std::vector<RowsChunk> SqlConnection::Chunks(const RowsSql& sql,
+                                             absl::Span<const SqlParam> params) const {
   const RowSet* rows = nullptr;
-  size_t placeholders = 0;
+  size_t others = 0;
+  size_t sets = 0;
   for (const SqlParam& param : params) {
     const auto* set = std::get_if<const RowSet*>(&param);
     if (set == nullptr) {
-      ++placeholders;
+      ++others;
       continue;
     }
-    CHECK(rows == nullptr || (*set)->rows() == rows->rows()) << "one RowsSql reads one set of rows";
+    CHECK(rows == nullptr || *set == rows) << "one RowsSql reads one set of rows";
     rows = *set;
-    placeholders +=
-        rows_path_ == RowsPath::kJsonTable ? 1 : PaddedRows(rows->rows()) * rows->columns();
+    ++sets;
   }
   CHECK(rows != nullptr) << "a RowsSql without its RowSet";
-  if (placeholders > kMaxPlaceholders) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(rows->rows(), " rows of ", rows->columns(), " columns need ", placeholders,
-                     " placeholders on the VALUES rows path, past a statement's ", kMaxPlaceholders,
-                     ": lower --group_max_events, or run on a server with JSON_TABLE"));
+  if (rows_path_ == RowsPath::kJsonTable) return {{0, rows->rows(), rows->rows()}};
+  std::vector<RowsChunk> chunks = RowsChunks(rows->rows(), sql.whole());
+  for (const RowsChunk& chunk : chunks) {
+    if (others + sets * chunk.padded * rows->columns() > kMaxPlaceholders) return {};
   }
-  return &sql.Text(rows_path_, rows->rows());
+  return chunks;
 }
 
 absl::StatusOr<int64_t> SqlConnection::Execute(const RowsSql& sql,
                                                absl::Span<const SqlParam> params) {
-  ASSIGN_OR_RETURN(const std::string* text, RowsText(sql, params));
-  return Execute(*text, params);
+  const std::vector<RowsChunk> chunks = Chunks(sql, params);
+  if (chunks.empty()) return TooManyPlaceholders(params);
+  int64_t affected = 0;
+  for (const RowsChunk& chunk : chunks) {
+    ASSIGN_OR_RETURN(const int64_t n,
+                     ExecuteOne(sql.Text(rows_path_, chunk.padded), params, &chunk));
+    affected += n;
+  }
+  return affected;
 }
 
 absl::Status SqlConnection::Query(const RowsSql& sql, absl::Span<const SqlParam> params,
                                   absl::FunctionRef<void(const SqlRow&)> on_row) {
-  ASSIGN_OR_RETURN(const std::string* text, RowsText(sql, params));
-  return Query(*text, params, on_row);
+  const std::vector<RowsChunk> chunks = Chunks(sql, params);
+  if (chunks.empty()) return TooManyPlaceholders(params);
+  for (const RowsChunk& chunk : chunks) {
+    RETURN_IF_ERROR(QueryOne(sql.Text(rows_path_, chunk.padded), params, &chunk, on_row));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqlConnection::TooManyPlaceholders(absl::Span<const SqlParam> params) const {
+  for (const SqlParam& param : params) {
+    if (const auto* set = std::get_if<const RowSet*>(&param)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          (*set)->rows(), " rows of ", (*set)->columns(),
+          " columns need more placeholders on the VALUES rows path than a statement takes (",
+          kMaxPlaceholders, "): lower --group_max_events, or run on a server with JSON_TABLE"));
+    }
+  }
+  return absl::InternalError("no RowSet");
 }
 
 absl::StatusOr<int64_t> SqlConnection::Execute(absl::string_view sql,
                                                absl::Span<const SqlParam> params) {
+  return ExecuteOne(sql, params, nullptr);
+}
+
+absl::Status SqlConnection::Query(absl::string_view sql, absl::Span<const SqlParam> params,
+                                  absl::FunctionRef<void(const SqlRow&)> on_row) {
+  return QueryOne(sql, params, nullptr, on_row);
+}
+
+absl::StatusOr<int64_t> SqlConnection::ExecuteOne(absl::string_view sql,
+                                                  absl::Span<const SqlParam> params,
+                                                  const RowsChunk* chunk) {
   last_used_ = absl::Now();
   absl::StatusOr<sql::PreparedStatement*> stmt = Prepare(sql);
   if (!stmt.ok()) return stmt.status();
   try {
-    Bind(**stmt, params);
+    Bind(**stmt, params, chunk);
     return static_cast<int64_t>((*stmt)->executeUpdate());
   } catch (...) {
     return FromCurrentException(sql);
   }
 }
 
-absl::Status SqlConnection::Query(absl::string_view sql, absl::Span<const SqlParam> params,
-                                  absl::FunctionRef<void(const SqlRow&)> on_row) {
+absl::Status SqlConnection::QueryOne(absl::string_view sql, absl::Span<const SqlParam> params,
+                                     const RowsChunk* chunk,
+                                     absl::FunctionRef<void(const SqlRow&)> on_row) {
   last_used_ = absl::Now();
   absl::StatusOr<sql::PreparedStatement*> stmt = Prepare(sql);
   if (!stmt.ok()) return stmt.status();
   try {
-    Bind(**stmt, params);
+    Bind(**stmt, params, chunk);
     std::unique_ptr<sql::ResultSet> rs((*stmt)->executeQuery());
     const SqlRow row(*rs);
     while (rs->next()) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
@@ -81,8 +82,9 @@ class SqlConnection {
   absl::Status Query(absl::string_view sql, absl::Span<const SqlParam> params,
                      absl::FunctionRef<void(const SqlRow&)> on_row);
   // The same for a statement that reads a RowSet (one of `params`, or the same one more than
-  // once), in the text for the session's rows path and the set's size. FAILED_PRECONDITION if
-  // the VALUES path would need more placeholders than a statement takes.
+  // once), in the text for the session's rows path and the set's size; on the VALUES path
+  // perhaps as several statements, each with a part of the rows (RowsSql), whose affected rows
+  // add up. FAILED_PRECONDITION if a part would need more placeholders than a statement takes.
   absl::StatusOr<int64_t> Execute(const RowsSql& sql, absl::Span<const SqlParam> params);
   absl::Status Query(const RowsSql& sql, absl::Span<const SqlParam> params,
                      absl::FunctionRef<void(const SqlRow&)> on_row);
@@ -115,10 +117,17 @@ class SqlConnection {
   // kJsonTable if the server runs JSON_TABLE, else kValues; UNAVAILABLE if the session is lost.
   absl::StatusOr<RowsPath> ProbeRowsPath();
   absl::StatusOr<sql::PreparedStatement*> Prepare(absl::string_view sql);
-  void Bind(sql::PreparedStatement& stmt, absl::Span<const SqlParam> params) const;
-  // The text of `sql` for its RowSet parameters.
-  absl::StatusOr<const std::string*> RowsText(const RowsSql& sql,
-                                              absl::Span<const SqlParam> params) const;
+  // Binds `params`; a RowSet's rows of `chunk` on the VALUES path.
+  void Bind(sql::PreparedStatement& stmt, absl::Span<const SqlParam> params,
+            const RowsChunk* chunk) const;
+  absl::StatusOr<int64_t> ExecuteOne(absl::string_view sql, absl::Span<const SqlParam> params,
+                                     const RowsChunk* chunk);
+  absl::Status QueryOne(absl::string_view sql, absl::Span<const SqlParam> params,
+                        const RowsChunk* chunk, absl::FunctionRef<void(const SqlRow&)> on_row);
+  // The statements `sql` runs as for its RowSet parameter (one set, bound once or more): one on
+  // the JSON_TABLE path; none if a part would take more placeholders than a statement takes.
+  std::vector<RowsChunk> Chunks(const RowsSql& sql, absl::Span<const SqlParam> params) const;
+  absl::Status TooManyPlaceholders(absl::Span<const SqlParam> params) const;
   // Converts the exception in flight into a status, marking the session broken if need be.
   absl::Status FromCurrentException(absl::string_view sql);
   // Inside a catch block: an exception thrown by a caller's row handler, not by the connector.

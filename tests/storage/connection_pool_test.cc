@@ -1,5 +1,6 @@
 #include "server/storage/connection_pool.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -42,8 +43,9 @@ TEST(ConnectionPool, SessionsAreSetUpForTheProjection) {
   EXPECT_EQ(Variable(**conn, "@@autocommit + 0"), "1");
 }
 
-// Both rows paths read the same rows: text that is not ASCII, bytes, integers at their limits,
-// a set padded to its size (5 rows, padded to 16) and an empty one.
+// Both rows paths read the same rows: text that is not ASCII, bytes, integers at their limits;
+// a set that the VALUES path reads in two statements (5 rows: 4, then 1), one it pads (3 rows to
+// 4) and an empty one (padded to 1).
 TEST(ConnectionPool, BothRowsPathsReadTheSameRows) {
   enum Column { kNumber, kWord, kId };
   static constexpr RowColumn kColumns[] = {
@@ -78,7 +80,13 @@ TEST(ConnectionPool, BothRowsPathsReadTheSameRows) {
     });
     ASSERT_TRUE(s.ok()) << s;
     ASSERT_EQ(out.size(), 5u);
+    std::sort(out.begin(), out.end());  // each statement's rows in order, not the parts'
     EXPECT_EQ(out[0], absl::StrCat(INT64_MIN, "|玫瑰 \"'\\|", std::string("\0\xff", 2), "|tail"));
+    RowSet three(kColumns);
+    for (int i = 0; i < 3; ++i) three.Row().Int(kNumber, i).Text(kWord, "y").Bytes(kId, "f");
+    int three_read = 0;
+    ASSERT_TRUE((*conn)->Query(sql, {"tail", &three}, [&](const SqlRow&) { ++three_read; }).ok());
+    EXPECT_EQ(three_read, 3);
     const RowSet none(kColumns);
     int none_read = 0;
     ASSERT_TRUE((*conn)->Query(sql, {"tail", &none}, [&](const SqlRow&) { ++none_read; }).ok());

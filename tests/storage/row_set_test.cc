@@ -61,10 +61,10 @@ TEST(RowSet, JsonTableReadsTheColumnsWhereTheRowsWriteThem) {
 
 TEST(RowSet, ValuesCastEveryPlaceholderToItsColumnsTypeAndDropThePadding) {
   EXPECT_EQ(ValuesTableSql(kTestColumns, 2),
-            "(SELECT * FROM (SELECT CAST(? AS SIGNED) AS j_number, CAST(? AS CHAR(16) CHARACTER "
-            "SET utf8mb4) AS j_word, CAST(? AS CHAR(64) CHARACTER SET ascii) AS j_id\n"
-            "UNION ALL SELECT CAST(? AS SIGNED), CAST(? AS CHAR(16) CHARACTER SET utf8mb4), "
-            "CAST(? AS CHAR(64) CHARACTER SET ascii)) AS v WHERE v.j_number IS NOT NULL) AS jt");
+            "(SELECT * FROM (SELECT CAST(? AS SIGNED) AS j_number, CAST(? AS CHAR CHARACTER SET "
+            "utf8mb4) AS j_word, CAST(? AS CHAR CHARACTER SET ascii) AS j_id\n"
+            "UNION ALL SELECT CAST(? AS SIGNED), CAST(? AS CHAR CHARACTER SET utf8mb4), "
+            "CAST(? AS CHAR CHARACTER SET ascii)) AS v WHERE v.j_number IS NOT NULL) AS jt");
 }
 
 TEST(RowSet, SetsArePaddedToAFewSizes) {
@@ -76,6 +76,36 @@ TEST(RowSet, SetsArePaddedToAFewSizes) {
   EXPECT_EQ(PaddedRows(4096), 4096u);
   EXPECT_EQ(PaddedRows(4097), 5120u);
   EXPECT_EQ(PaddedRows(5000), 5120u);
+}
+
+TEST(RowSet, ALargeSetRunsInPartsEachAtMostTwiceItsRows) {
+  const auto parts = [](size_t rows, bool whole) {
+    std::string out;
+    for (const RowsChunk& c : RowsChunks(rows, whole)) {
+      absl::StrAppend(&out, out.empty() ? "" : " ", c.begin, "+", c.rows, "/", c.padded);
+    }
+    return out;
+  };
+  EXPECT_EQ(parts(0, false), "0+0/1");
+  EXPECT_EQ(parts(1, false), "0+1/1");
+  EXPECT_EQ(parts(3, false), "0+3/4");
+  EXPECT_EQ(parts(15, false), "0+15/16");
+  EXPECT_EQ(parts(100, false), "0+64/64 64+36/64");
+  EXPECT_EQ(parts(500, false), "0+256/256 256+244/256");
+  EXPECT_EQ(parts(17, false), "0+16/16 16+1/1");
+  EXPECT_EQ(parts(5000, false), "0+5000/5120");
+  // A statement that reads the set as a whole: one part, padded.
+  EXPECT_EQ(parts(100, true), "0+100/256");
+  for (size_t rows = 1; rows < 3000; ++rows) {
+    size_t next = 0;
+    for (const RowsChunk& c : RowsChunks(rows, false)) {
+      EXPECT_EQ(c.begin, next);
+      EXPECT_LE(c.padded, 2 * c.rows) << rows;
+      EXPECT_EQ(PaddedRows(c.padded), c.padded);
+      next += c.rows;
+    }
+    EXPECT_EQ(next, rows);
+  }
 }
 
 TEST(RowSet, AStatementHasOneTextPerPathAndPaddedSize) {

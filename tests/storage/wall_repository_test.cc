@@ -288,8 +288,9 @@ TEST_F(WallRepositoryTest, EveryReadIsServedByAnIndexAndTheWallHasOnlyItsPrimary
     }
     params.emplace_back(&users);
     params.emplace_back("demo");
-    EXPECT_TRUE(conn->Query(absl::StrCat("EXPLAIN ", WallQuery(period).Text(conn->rows_path(), 2)),
-                            params,
+    const RowsSql explain_walls(WallQuery(period).columns(),
+                                absl::StrCat("EXPLAIN ", WallQuery(period).text()));
+    EXPECT_TRUE(conn->Query(explain_walls, params,
                             [&](const SqlRow& row) {
                               if (row.Str(2) == "w" || row.Str(2) == "s") {
                                 absl::StrAppend(&plan, row.Str(2), ":", row.Str(3), " ", row.Str(5),
@@ -322,8 +323,9 @@ TEST_F(WallRepositoryTest, EveryReadIsServedByAnIndexAndTheWallHasOnlyItsPrimary
   std::string hidden_plan;
   RowSet shown(HiddenSendersQuery().columns());
   shown.Row().Int(0, 0).Bytes(1, "g1").Int(2, 5).Row().Int(0, 1).Bytes(1, "g1").Int(2, 6);
-  ASSERT_TRUE(conn->Query(absl::StrCat("EXPLAIN ", HiddenSendersQuery().Text(conn->rows_path(), 2)),
-                          {&shown, "demo", 1, "demo"},
+  const RowsSql explain_hidden(HiddenSendersQuery().columns(),
+                               absl::StrCat("EXPLAIN ", HiddenSendersQuery().text()));
+  ASSERT_TRUE(conn->Query(explain_hidden, {&shown, "demo", 1, "demo"},
                           [&](const SqlRow& row) {
                             if (row.Str(2) == "s" || row.Str(2) == "p") {
                               absl::StrAppend(&hidden_plan, row.Str(2), ":", row.Str(3), " ",
