@@ -84,6 +84,13 @@ void AddGauge(MetricFamily* family, std::vector<ClientMetric::Label> labels, dou
   family->metric.push_back(std::move(m));
 }
 
+// A family of one unlabelled gauge, appended to `out`.
+void AddOneGauge(std::vector<MetricFamily>* out, std::string name, std::string help, double value) {
+  MetricFamily family = GaugeFamily(std::move(name), std::move(help));
+  AddGauge(&family, {}, value);
+  out->push_back(std::move(family));
+}
+
 void AddCounter(MetricFamily* family, std::vector<ClientMetric::Label> labels, double value) {
   ClientMetric m = Labeled(std::move(labels));
   m.counter.value = value;
@@ -145,28 +152,23 @@ class ComponentCollector : public prometheus::Collectable {
     }
     out.push_back(std::move(retries));
     if (std::optional<int64_t> failures = storage::LastWsrepCertFailures()) {
-      MetricFamily cert = GaugeFamily(
-          "giftwall_db_wsrep_local_cert_failures",
-          "The Galera node's wsrep_local_cert_failures, as the readiness probe last read it "
-          "(a counter of the node's, since it started): certification conflicts, which the "
-          "error number cannot tell from deadlocks");
-      AddGauge(&cert, {}, static_cast<double>(*failures));
-      out.push_back(std::move(cert));
+      AddOneGauge(&out, "giftwall_db_wsrep_local_cert_failures",
+                  "The Galera node's wsrep_local_cert_failures, as the readiness probe last read "
+                  "it (a counter of the node's, since it started): certification conflicts, "
+                  "which the error number cannot tell from deadlocks",
+                  static_cast<double>(*failures));
     }
     if (sources_.replica != nullptr) {
-      MetricFamily in_use = GaugeFamily(
-          "giftwall_read_replica_in_use",
-          "1 while the wall reads go to the read replica; 0 while it is not usable (unreachable, "
-          "its schema behind, lagging past --read_replica_max_lag)");
-      AddGauge(&in_use, {}, sources_.replica->in_use() ? 1 : 0);
-      out.push_back(std::move(in_use));
+      AddOneGauge(&out, "giftwall_read_replica_in_use",
+                  "1 while the wall reads go to the read replica; 0 while it is not usable "
+                  "(unreachable, its schema behind, lagging past --read_replica_max_lag)",
+                  sources_.replica->in_use() ? 1 : 0);
       if (std::optional<double> lag = sources_.replica->lag_seconds()) {
-        MetricFamily lag_family = GaugeFamily(
-            "giftwall_read_replica_lag_seconds",
-            "How far the read replica trails the primary, as last measured: the age of its copy "
-            "of the primary's heartbeat row, by the replica's clock");
-        AddGauge(&lag_family, {}, *lag);
-        out.push_back(std::move(lag_family));
+        AddOneGauge(&out, "giftwall_read_replica_lag_seconds",
+                    "How far the read replica trails the primary, as last measured: the age of "
+                    "its copy of the primary's heartbeat row (by the replica's clock) less that "
+                    "row's age on the primary (a late beat is not lag)",
+                    *lag);
       }
     }
     if (sources_.access != nullptr) {

@@ -15,8 +15,8 @@ ScanLeases::ScanLeases(MysqlEndpoint endpoint, SessionOptions session, const Lea
 
 ScanLeases::~ScanLeases() {
   if (conn_ == nullptr || conn_->broken()) return;
-  for (const auto& [app, lease] : held_) {
-    absl::Status released = LeaseStatements(*conn_).Release(lease);
+  for (const auto& [app, held] : held_) {
+    absl::Status released = LeaseStatements(*conn_).Release(held.lease);
     LOG_IF(WARNING, !released.ok()) << "catch-up: releasing the scan lease of app " << app
                                     << " (it expires by itself): " << released;
   }
@@ -24,6 +24,12 @@ ScanLeases::~ScanLeases() {
 
 absl::StatusOr<bool> ScanLeases::Hold(absl::string_view app_code) {
   const std::string app(app_code);
+  // Held and renewed within a third of its duration: still ours for two thirds of it at least.
+  if (auto it = held_.find(app);
+      it != held_.end() && absl::Now() - it->second.renewed < duration_ / 3) {
+    return true;
+  }
+  const absl::Time asked = absl::Now();
   absl::StatusOr<Lease> lease;
   // Twice at most: a session found dead on the first try is replaced once.
   for (int attempt = 0;; ++attempt) {
@@ -38,7 +44,7 @@ absl::StatusOr<bool> ScanLeases::Hold(absl::string_view app_code) {
     if (lease.ok() || !conn_->broken() || attempt > 0) break;
   }
   if (lease.ok()) {
-    if (held_.insert_or_assign(app, *lease).second) {
+    if (held_.insert_or_assign(app, Held{*lease, asked}).second) {
       LOG(INFO) << "catch-up: this replica scans app " << app << " (lease token " << lease->token
                 << ")";
     }

@@ -1,7 +1,8 @@
 // The catch-up scan's per-app leases (`scan/<app>` in giftwall_leases, DESIGN §2.20), so that one
 // replica at a time scans an app however many run the scan, on whatever database node. A replica
-// renews the leases of the apps it scans at each pass; one that dies stops renewing, and the
-// first pass of another after the lease's duration takes the app over.
+// renews the lease of an app it scans at the first pass after a third of the lease's duration;
+// one that dies stops renewing, and the first pass of another after the lease's duration takes
+// the app over.
 //
 // Nothing the scan writes is fenced by its lease: it writes only through the projection, which
 // folds each event exactly once whoever delivers it (the relay does the same at any time). A
@@ -42,7 +43,11 @@ class ScanLeases {
   const std::string holder_;
   const absl::Duration duration_;
   std::unique_ptr<SqlConnection> conn_;
-  std::map<std::string, Lease> held_;  // by app code, as of the last Hold of each
+  struct Held {
+    Lease lease;
+    absl::Time renewed;  // by this process's clock
+  };
+  std::map<std::string, Held> held_;  // by app code, as of the last renewal of each
 };
 
 }  // namespace giftwall::storage
