@@ -23,6 +23,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/metrics/process_metrics.h"
 #include "server/storage/contention.h"
 #include "server/storage/node_state.h"
 #include "server/storage/sql_connection.h"
@@ -104,6 +105,7 @@ class ComponentCollector : public prometheus::Collectable {
 
   std::vector<MetricFamily> Collect() const override {
     std::vector<MetricFamily> out;
+    CollectProcess(&out);
     CollectPools(&out);
     if (sources_.engine != nullptr) {
       projection::EngineStats stats = sources_.engine->Stats();
@@ -184,6 +186,27 @@ class ComponentCollector : public prometheus::Collectable {
 
  private:
   // One family per figure, a series per pool.
+  // As the Prometheus client libraries name them; left out if /proc cannot be read.
+  static void CollectProcess(std::vector<MetricFamily>* out) {
+    absl::StatusOr<ProcessSample> process = SampleThisProcess();
+    if (!process.ok()) return;
+    MetricFamily cpu = CounterFamily("process_cpu_seconds_total",
+                                     "Total user and system CPU time spent in seconds.");
+    AddCounter(&cpu, {}, process->stat.cpu_seconds);
+    out->push_back(std::move(cpu));
+    AddOneGauge(out, "process_resident_memory_bytes", "Resident memory size in bytes.",
+                process->stat.resident_memory_bytes);
+    AddOneGauge(out, "process_virtual_memory_bytes", "Virtual memory size in bytes.",
+                process->stat.virtual_memory_bytes);
+    AddOneGauge(out, "process_start_time_seconds",
+                "Start time of the process since unix epoch in seconds.",
+                process->stat.start_time_seconds);
+    AddOneGauge(out, "process_open_fds", "Number of open file descriptors.",
+                static_cast<double>(process->open_fds));
+    AddOneGauge(out, "process_max_fds", "Maximum number of open file descriptors.",
+                static_cast<double>(process->max_fds));
+  }
+
   void CollectPools(std::vector<MetricFamily>* out) const {
     MetricFamily sessions =
         GaugeFamily("giftwall_db_pool_sessions", "Database sessions of the pool, by state");

@@ -2,11 +2,12 @@
 // catalogue. The statement reads them as a table `jt`, written one of two ways:
 //  - JSON_TABLE over one JSON parameter (MariaDB 10.6+, MySQL 8.0.4+): any number of rows binds
 //    to one `?`, so one text serves a group of one event or of five hundred;
-//  - a UNION ALL of one SELECT of placeholders per row, for servers and proxies without
-//    JSON_TABLE (Vitess, TiDB, MySQL 5.7). The rows are padded with NULL rows up to one of a few
-//    fixed sizes, so that each statement has a handful of texts and the prepared statements stay
-//    far below the server's max_prepared_stmt_count; a set that would need more than twice its
-//    rows runs in parts (RowsChunks), each no more than twice its rows.
+//  - a UNION ALL of one SELECT of placeholders per row (the first cast to the columns' types),
+//    for servers and proxies without JSON_TABLE (Vitess, TiDB, MySQL 5.7). The rows are padded
+//    with NULL rows up to one of a few fixed sizes, so that each statement has a handful of texts
+//    and the prepared statements stay far below the server's max_prepared_stmt_count; a set that
+//    would need more than twice its rows runs in parts (RowsChunks), each no more than twice its
+//    rows.
 #ifndef GIFTWALL_SERVER_STORAGE_ROW_SET_H_
 #define GIFTWALL_SERVER_STORAGE_ROW_SET_H_
 
@@ -126,7 +127,7 @@ inline constexpr char kRowsTable[] = "{rows}";
 
 // "JSON_TABLE(?, '$[*]' COLUMNS (j_x BIGINT PATH '$[0]', ...)) AS jt".
 std::string JsonTableSql(absl::Span<const RowColumn> columns);
-// "(SELECT * FROM (SELECT CAST(? AS SIGNED) AS j_x, ... UNION ALL SELECT ...) AS v
+// "(SELECT * FROM (SELECT CAST(? AS SIGNED) AS j_x, ... UNION ALL SELECT ?, ... ) AS v
 // WHERE v.j_x IS NOT NULL) AS jt", `rows` SELECTs: padding rows are all NULL.
 std::string ValuesTableSql(absl::Span<const RowColumn> columns, size_t rows);
 

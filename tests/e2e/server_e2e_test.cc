@@ -2105,7 +2105,11 @@ TEST_F(ServerE2eTest, MetricsCountCallsUnderGoGrpcPrometheusNamesAndTheProjectio
         std::string(R"(giftwall_db_pool_max_sessions{pool="background"} 6)"),
         std::string(R"(giftwall_queue_depth{queue="background_projection"} 0)"),
         std::string(R"(giftwall_queue_depth{queue="projection"} 0)"),
-        std::string("giftwall_build_info{version=")}) {
+        std::string("giftwall_build_info{version="),
+        // As the Prometheus client libraries name them.
+        std::string("\nprocess_cpu_seconds_total "),
+        std::string("\nprocess_resident_memory_bytes "), std::string("\nprocess_open_fds "),
+        std::string("\nprocess_max_fds "), std::string("\nprocess_start_time_seconds ")}) {
     EXPECT_TRUE(absl::StrContains(metrics, line)) << "no series " << line;
   }
   if (HasFailure()) ADD_FAILURE() << "the server's log:\n" << server.log();
