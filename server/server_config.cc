@@ -80,7 +80,7 @@ ABSL_FLAG(std::string, period_retention, "month=12,week=26,day=31",
 ABSL_FLAG(bool, group_commit, true,
           "gather concurrent ProjectMessage/ProjectMessages calls into one transaction; false: "
           "one transaction per call");
-ABSL_FLAG(int, group_max_events, 500, "most events in one group commit (at most 1024)");
+ABSL_FLAG(int, group_max_events, 500, "most events in one group commit");
 ABSL_FLAG(std::string, group_by, "none",
           "app_code: every projection transaction stays inside one app (a group takes one app's "
           "events, a ProjectMessages batch of several apps commits per app), for a database "
@@ -358,12 +358,6 @@ absl::Status ReadProcessing(ServerConfig& config) {
                          Positive("read_lanes", config.reads.lanes),
                          Positive("queue_capacity", config.queue_capacity)}) {
     if (!s.ok()) return s;
-  }
-  if (config.engine.max_group_events > kMaxGroupEvents) {
-    // A group's widest statement (its wall deltas) must fit a statement's placeholders on the
-    // VALUES rows path (--sql_rows).
-    return Invalid("group_max_events", absl::StrCat("at most ", kMaxGroupEvents, ", got ",
-                                                    config.engine.max_group_events));
   }
   if (config.drain_delay < absl::ZeroDuration()) return Invalid("drain_delay", "must be >= 0");
   if (config.catalog_cache_ttl < absl::ZeroDuration()) {

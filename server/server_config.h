@@ -27,9 +27,6 @@ inline constexpr int kAdminThreads = 2;
 inline constexpr int kAdminQueueCapacity = 16;
 // Lanes of the background projection engine (the catch-up scan's and requeue's groups).
 inline constexpr int kBackgroundProjectionLanes = 1;
-// The most events in one group (--group_max_events): on the VALUES rows path (--sql_rows) a
-// group's wall deltas, 23 columns padded to 1024 rows, stay within a statement's placeholders.
-inline constexpr int kMaxGroupEvents = 1024;
 
 struct ServerConfig {
   std::string listen;

@@ -91,7 +91,6 @@ TEST_F(ServerConfigTest, EveryBadValueIsRefusedNamingItsFlag) {
       {"period_retention", "month=-1", "month"},
       {"max_concurrent_rebuilds", "0", "must be > 0"},
       {"group_max_events", "0", "must be > 0"},
-      {"group_max_events", "1025", "at most 1024"},
       {"group_by", "user_id", "must be none or app_code"},
       {"sql_rows", "VALUES", "must be auto, json_table or values"},
       {"projection_lanes", "0", "must be > 0"},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/synchronization/blocking_counter.h"
+#include "glog/logging.h"
 
 namespace giftwall::projection {
 namespace {
@@ -86,6 +87,7 @@ void ProjectionEngine::SubmitPerApp(Submission submission) {
       if (!result.ok()) {
         if (join->error.ok()) join->error = result.status();
       } else {
+        CHECK_EQ(result->size(), at.size()) << "a part answered for other events";
         for (size_t k = 0; k < at.size(); ++k) join->results[at[k]] = std::move((*result)[k]);
       }
       if (--join->pending > 0) return;
@@ -100,7 +102,20 @@ void ProjectionEngine::SubmitPerApp(Submission submission) {
     join->pending = parts.size();
   }
   join->whole = std::move(submission);
-  for (Submission& part : parts) queue_.Submit(std::move(part));
+  for (Submission& part : parts) {
+    // A part refused at once (a full queue, shutting down) has answered the unit: the parts
+    // after it are answered with the same error, not projected for nobody.
+    absl::Status refused;
+    {
+      absl::MutexLock lock(&join->mu);
+      refused = join->error;
+    }
+    if (!refused.ok()) {
+      Answer(part, part.unit.by, part.unit.events.size(), refused);
+      continue;
+    }
+    queue_.Submit(std::move(part));
+  }
 }
 
 std::vector<UnitResult> ProjectionEngine::ProjectUnits(std::vector<ProjectionUnit> units) {

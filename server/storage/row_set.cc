@@ -79,18 +79,23 @@ size_t PaddedRows(size_t rows) {
   return (rows + kRowsSizeStep - 1) / kRowsSizeStep * kRowsSizeStep;
 }
 
-std::vector<RowsChunk> RowsChunks(size_t rows, bool whole) {
+std::vector<RowsChunk> RowsChunks(size_t rows, bool whole, size_t max_part) {
+  CHECK_EQ(PaddedRows(max_part), max_part) << "a part's size must be one of the padded sizes";
   std::vector<RowsChunk> chunks;
   size_t begin = 0;
   do {
     const size_t left = rows - begin;
     const size_t padded = PaddedRows(left);
-    if (whole || padded <= 2 * std::max<size_t>(left, 1)) {
+    if (whole || (padded <= 2 * std::max<size_t>(left, 1) && padded <= max_part)) {
       chunks.push_back({begin, left, padded});
       break;
     }
-    // The largest size within what is left: PaddedRows(left) is the next one up.
-    const size_t size = padded <= kRowsSizes.back() ? padded / 4 : padded - kRowsSizeStep;
+    // The largest size within what is left (PaddedRows(left) is the next one up, unless `left`
+    // is a size itself) and within max_part.
+    size_t size = max_part;
+    if (padded > left) {
+      size = std::min(size, padded <= kRowsSizes.back() ? padded / 4 : padded - kRowsSizeStep);
+    }
     chunks.push_back({begin, size, size});
     begin += size;
   } while (begin < rows);

@@ -5,9 +5,8 @@
 //  - a UNION ALL of one SELECT of placeholders per row (the first cast to the columns' types),
 //    for servers and proxies without JSON_TABLE (Vitess, TiDB, MySQL 5.7). The rows are padded
 //    with NULL rows up to one of a few fixed sizes, so that each statement has a handful of texts
-//    and the prepared statements stay far below the server's max_prepared_stmt_count; a set that
-//    would need more than twice its rows runs in parts (RowsChunks), each no more than twice its
-//    rows.
+//    and the prepared statements stay few; a set that would need more than twice its rows, or
+//    more placeholders than a statement takes, runs in parts (RowsChunks).
 #ifndef GIFTWALL_SERVER_STORAGE_ROW_SET_H_
 #define GIFTWALL_SERVER_STORAGE_ROW_SET_H_
 
@@ -53,9 +52,10 @@ struct RowsChunk {
   size_t padded = 0;
 };
 // The parts a set of `rows` rows runs in, in order: one part padded to PaddedRows(rows) if that
-// is at most twice the rows (or `whole`), else a part of the largest size within the rows
-// (unpadded), then the rest the same way. An empty set is one empty part.
-std::vector<RowsChunk> RowsChunks(size_t rows, bool whole);
+// is at most twice the rows and at most `max_part` (one of kRowsSizes), or if `whole`; else a
+// part of the largest size within the rows and `max_part` (unpadded), then the rest the same
+// way. An empty set is one empty part.
+std::vector<RowsChunk> RowsChunks(size_t rows, bool whole, size_t max_part);
 
 // Rows of the columns of a RowColumn table. Each value names its column, and must come in the
 // table's order: a value out of place, or a row left short, is a bug, and CHECK-fails.

@@ -26,10 +26,11 @@ absl::StatusOr<bool> ScanLeases::Hold(absl::string_view app_code) {
   const std::string app(app_code);
   // Held and renewed within a third of its duration: still ours for two thirds of it at least.
   if (auto it = held_.find(app);
-      it != held_.end() && absl::Now() - it->second.renewed < duration_ / 3) {
+      it != held_.end() && std::chrono::steady_clock::now() - it->second.renewed <
+                               absl::ToChronoNanoseconds(duration_ / 3)) {
     return true;
   }
-  const absl::Time asked = absl::Now();
+  const std::chrono::steady_clock::time_point asked = std::chrono::steady_clock::now();
   absl::StatusOr<Lease> lease;
   // Twice at most: a session found dead on the first try is replaced once.
   for (int attempt = 0;; ++attempt) {

@@ -10,6 +10,7 @@
 #ifndef GIFTWALL_SERVER_STORAGE_SCAN_LEASES_H_
 #define GIFTWALL_SERVER_STORAGE_SCAN_LEASES_H_
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,7 +46,7 @@ class ScanLeases {
   std::unique_ptr<SqlConnection> conn_;
   struct Held {
     Lease lease;
-    absl::Time renewed;  // by this process's clock
+    std::chrono::steady_clock::time_point renewed;  // a clock that never jumps
   };
   std::map<std::string, Held> held_;  // by app code, as of the last renewal of each
 };

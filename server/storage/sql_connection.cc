@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 #include <mutex>
 #include <optional>
 
@@ -172,16 +173,23 @@ absl::StatusOr<RowsPath> SqlConnection::ProbeRowsPath() {
     std::unique_ptr<sql::ResultSet> rows(direct_->executeQuery(kProbe));
     return RowsPath::kJsonTable;
   } catch (const sql::SQLException& e) {
-    if (e.getErrorCode() == 0 || IsSessionLost(e.getErrorCode())) {
+    // A server or proxy that cannot parse it (1064), does not support it (1235; Vitess's
+    // VT12001 comes as 1105) or lacks the function (1305). Anything else (a lost session, a
+    // timeout) is the session's failure, not an answer.
+    constexpr int kNoJsonTable[] = {1064, 1105, 1235, 1305};
+    if (std::find(std::begin(kNoJsonTable), std::end(kNoJsonTable), e.getErrorCode()) ==
+        std::end(kNoJsonTable)) {
       return FromCurrentException(kProbe);
     }
-    // A server or proxy that cannot parse or run it: said once per process, not per session.
+    // Said once per process, not per session.
     static std::once_flag said;
     std::call_once(said, [&] {
       LOG(WARNING) << "the database has no JSON_TABLE (mysql error " << e.getErrorCode() << ": "
                    << e.what() << "): statements read their rows as VALUES";
     });
     return RowsPath::kValues;
+  } catch (...) {
+    return FromCurrentException(kProbe);
   }
 }
 
@@ -294,10 +302,17 @@ std::vector<RowsChunk> SqlConnection::Chunks(const RowsSql& sql,
   }
   CHECK(rows != nullptr) << "a RowsSql without its RowSet";
   if (rows_path_ == RowsPath::kJsonTable) return {{0, rows->rows(), rows->rows()}};
-  std::vector<RowsChunk> chunks = RowsChunks(rows->rows(), sql.whole());
-  for (const RowsChunk& chunk : chunks) {
-    if (others + sets * chunk.padded * rows->columns() > kMaxPlaceholders) return {};
+  // The largest part whose placeholders a statement takes.
+  const auto fits = [&](size_t part) {
+    return others + sets * part * rows->columns() <= kMaxPlaceholders;
+  };
+  size_t max_part = 0;
+  for (size_t size : kRowsSizes) {
+    if (fits(size)) max_part = size;
   }
+  if (max_part == 0) return {};
+  std::vector<RowsChunk> chunks = RowsChunks(rows->rows(), sql.whole(), max_part);
+  if (sql.whole() && !fits(chunks.front().padded)) return {};
   return chunks;
 }
 
@@ -330,7 +345,7 @@ absl::Status SqlConnection::TooManyPlaceholders(absl::Span<const SqlParam> param
       return absl::FailedPreconditionError(absl::StrCat(
           (*set)->rows(), " rows of ", (*set)->columns(),
           " columns need more placeholders on the VALUES rows path than a statement takes (",
-          kMaxPlaceholders, "): lower --group_max_events, or run on a server with JSON_TABLE"));
+          kMaxPlaceholders, "), read as a whole: run on a server with JSON_TABLE"));
     }
   }
   return absl::InternalError("no RowSet");

@@ -95,6 +95,41 @@ TEST(ConnectionPool, BothRowsPathsReadTheSameRows) {
   EXPECT_EQ(read[0], read[1]);
 }
 
+// A set wider and longer than one statement's placeholders allow on the VALUES path (3,000 rows
+// of 24 columns: 72,000 values) is read in parts that each fit.
+TEST(ConnectionPool, TheValuesPathSplitsASetPastAStatementsPlaceholders) {
+  static const std::vector<RowColumn> kWide = [] {
+    static const std::vector<std::string> names = [] {
+      std::vector<std::string> n;
+      for (int i = 0; i < 24; ++i) n.push_back(absl::StrCat("j_", i));
+      return n;
+    }();
+    std::vector<RowColumn> columns;
+    for (int i = 0; i < 24; ++i) columns.push_back({i, names[i].c_str(), "BIGINT"});
+    return columns;
+  }();
+  static const RowsSql sql(kWide, "SELECT COUNT(*), SUM(jt.j_0 + jt.j_23) FROM {rows}");
+  testing::TestDatabase db;
+  PoolOptions options = db.PoolOptions(1);
+  options.session.rows_path = RowsPath::kValues;
+  ConnectionPool pool(options);
+  absl::StatusOr<PooledConnection> conn = pool.Acquire();
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  RowSet rows(kWide);
+  for (int r = 0; r < 3000; ++r) {
+    rows.Row();
+    for (int i = 0; i < 24; ++i) rows.Int(i, r);
+  }
+  int64_t count = 0, sum = 0;
+  absl::Status s = (*conn)->Query(sql, {&rows}, [&](const SqlRow& row) {
+    count += row.Int(0);
+    sum += row.Int(1);
+  });
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(count, 3000);
+  EXPECT_EQ(sum, 2 * (2999 * 3000 / 2));
+}
+
 TEST(ConnectionPool, ReusesSessions) {
   testing::TestDatabase db;
   ConnectionPool pool(db.PoolOptions(2));

@@ -77,10 +77,10 @@ TEST(RowSet, SetsArePaddedToAFewSizes) {
   EXPECT_EQ(PaddedRows(5000), 5120u);
 }
 
-TEST(RowSet, ALargeSetRunsInPartsEachAtMostTwiceItsRows) {
-  const auto parts = [](size_t rows, bool whole) {
+TEST(RowSet, ALargeSetRunsInPartsEachAtMostTwiceItsRowsAndWithinTheLargestPart) {
+  const auto parts = [](size_t rows, bool whole, size_t max_part = 4096) {
     std::string out;
-    for (const RowsChunk& c : RowsChunks(rows, whole)) {
+    for (const RowsChunk& c : RowsChunks(rows, whole, max_part)) {
       absl::StrAppend(&out, out.empty() ? "" : " ", c.begin, "+", c.rows, "/", c.padded);
     }
     return out;
@@ -92,18 +92,25 @@ TEST(RowSet, ALargeSetRunsInPartsEachAtMostTwiceItsRows) {
   EXPECT_EQ(parts(100, false), "0+64/64 64+36/64");
   EXPECT_EQ(parts(500, false), "0+256/256 256+244/256");
   EXPECT_EQ(parts(17, false), "0+16/16 16+1/1");
-  EXPECT_EQ(parts(5000, false), "0+5000/5120");
+  EXPECT_EQ(parts(5000, false), "0+4096/4096 4096+904/1024");
+  // Parts no larger than a statement's placeholders allow (a group's wall deltas of three
+  // period kinds: 3,072 rows of 23 columns).
+  EXPECT_EQ(parts(3072, false, 1024), "0+1024/1024 1024+1024/1024 2048+1024/1024");
+  EXPECT_EQ(parts(1500, false, 1024), "0+1024/1024 1024+256/256 1280+220/256");
   // A statement that reads the set as a whole: one part, padded.
   EXPECT_EQ(parts(100, true), "0+100/256");
-  for (size_t rows = 1; rows < 3000; ++rows) {
-    size_t next = 0;
-    for (const RowsChunk& c : RowsChunks(rows, false)) {
-      EXPECT_EQ(c.begin, next);
-      EXPECT_LE(c.padded, 2 * c.rows) << rows;
-      EXPECT_EQ(PaddedRows(c.padded), c.padded);
-      next += c.rows;
+  for (size_t max_part : {size_t{64}, size_t{1024}, size_t{4096}}) {
+    for (size_t rows = 1; rows < 3000; ++rows) {
+      size_t next = 0;
+      for (const RowsChunk& c : RowsChunks(rows, false, max_part)) {
+        EXPECT_EQ(c.begin, next);
+        EXPECT_LE(c.padded, 2 * c.rows) << rows;
+        EXPECT_LE(c.padded, max_part) << rows;
+        EXPECT_EQ(PaddedRows(c.padded), c.padded);
+        next += c.rows;
+      }
+      EXPECT_EQ(next, rows);
     }
-    EXPECT_EQ(next, rows);
   }
 }
 
