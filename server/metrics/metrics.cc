@@ -283,6 +283,7 @@ class Metrics::Impl {
       : exposer_(std::move(exposer)),
         registry_(std::make_shared<prometheus::Registry>()),
         components_(std::make_shared<ComponentCollector>(sources)),
+        access_(sources.access),
         started_(prometheus::BuildCounter()
                      .Name("grpc_server_started_total")
                      .Help("Total number of RPCs started on the server.")
@@ -328,6 +329,14 @@ class Metrics::Impl {
                  "project them")
              .Register(*registry_)
              .Add({});
+    if (access_ != nullptr) {
+      caller_calls_ = &prometheus::BuildCounter()
+                           .Name("giftwall_caller_calls_total")
+                           .Help(
+                               "Calls answered, by the access policy's name for their caller "
+                               "(\"unidentified\": none) and their status code")
+                           .Register(*registry_);
+    }
     prometheus::BuildGauge()
         .Name("giftwall_build_info")
         .Help("The build: 1, labelled with its version")
@@ -346,6 +355,15 @@ class Metrics::Impl {
     absl::ReaderMutexLock lock(&mu_);
     auto it = methods_.find(method);
     return it != methods_.end() ? &it->second : &unknown_;
+  }
+
+  // Counts a call answered with `code` under its caller, with an access policy. The policy's
+  // callers bound the label set.
+  void CountCaller(const grpc::ServerContextBase* context, size_t code) {
+    if (caller_calls_ == nullptr || context == nullptr) return;
+    std::string caller = access_->CallerOf(*context);
+    if (caller.empty()) caller = "unidentified";
+    caller_calls_->Add({{"caller", std::move(caller)}, {"code", kCodeNames[code]}}).Increment();
   }
 
   void Declare(const google::protobuf::ServiceDescriptor& service) {
@@ -410,6 +428,7 @@ class Metrics::Impl {
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<ComponentCollector> components_;
+  const transport::AccessControl* const access_;
   Family<Counter>& started_;
   Family<Counter>& handled_;
   Family<Counter>& received_;
@@ -417,6 +436,7 @@ class Metrics::Impl {
   Family<Histogram>& seconds_;
   std::map<std::string, Family<Gauge>*> app_gauges_;  // by metric name
   Gauge* invalid_app_code_events_ = nullptr;
+  Family<Counter>* caller_calls_ = nullptr;  // with an access policy
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, MethodMetrics> methods_ ABSL_GUARDED_BY(mu_);
   MethodMetrics unknown_;  // every method no registered service declares
@@ -429,7 +449,11 @@ namespace {
 // Counts one call: started when created, messages as they pass, handled with its code.
 class CallInterceptor : public grpc::experimental::Interceptor {
  public:
-  explicit CallInterceptor(MethodMetrics* m) : m_(m), start_(absl::Now()) {
+  CallInterceptor(Metrics::Impl& impl, grpc::experimental::ServerRpcInfo& info)
+      : impl_(impl),
+        context_(info.server_context()),
+        m_(impl.For(info.method())),
+        start_(absl::Now()) {
     m_->started->Increment();
   }
 
@@ -438,14 +462,18 @@ class CallInterceptor : public grpc::experimental::Interceptor {
     if (methods->QueryInterceptionHookPoint(Hook::POST_RECV_MESSAGE)) m_->received->Increment();
     if (methods->QueryInterceptionHookPoint(Hook::PRE_SEND_MESSAGE)) m_->sent->Increment();
     if (methods->QueryInterceptionHookPoint(Hook::PRE_SEND_STATUS)) {
-      const size_t code = static_cast<size_t>(methods->GetSendStatus().error_code());
-      m_->handled[code < kCodeNames.size() ? code : 2]->Increment();  // 2: Unknown
+      size_t code = static_cast<size_t>(methods->GetSendStatus().error_code());
+      if (code >= kCodeNames.size()) code = 2;  // Unknown
+      m_->handled[code]->Increment();
+      impl_.CountCaller(context_, code);
       m_->seconds->Observe(absl::ToDoubleSeconds(absl::Now() - start_));
     }
     methods->Proceed();
   }
 
  private:
+  Metrics::Impl& impl_;
+  const grpc::ServerContextBase* const context_;
   MethodMetrics* const m_;
   const absl::Time start_;
 };
@@ -455,7 +483,7 @@ class InterceptorFactory : public grpc::experimental::ServerInterceptorFactoryIn
   explicit InterceptorFactory(Metrics::Impl& impl) : impl_(impl) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new CallInterceptor(impl_.For(info->method()));
+    return new CallInterceptor(impl_, *info);
   }
 
  private:

@@ -119,12 +119,14 @@ void AccessControl::Watch() {
   }
 }
 
+std::shared_ptr<const AccessPolicy> AccessControl::Policy() const {
+  absl::MutexLock lock(&mu_);
+  return policy_;
+}
+
 grpc::Status AccessControl::Admit(const grpc::ServerContextBase& context, Role role,
                                   Admission* admission) const {
-  {
-    absl::MutexLock lock(&mu_);
-    admission->policy_ = policy_;
-  }
+  admission->policy_ = Policy();
   if (admission->policy_ == nullptr) return grpc::Status::OK;
   absl::Status status =
       admission->policy_->Authorize(CredentialsOf(context), role, {}, &admission->caller_);
@@ -138,12 +140,15 @@ grpc::Status AccessControl::Admit(const grpc::ServerContextBase& context, Role r
 }
 
 bool AccessControl::Knows(const CallerCredentials& credentials) const {
-  std::shared_ptr<const AccessPolicy> policy;
-  {
-    absl::MutexLock lock(&mu_);
-    policy = policy_;
-  }
+  const std::shared_ptr<const AccessPolicy> policy = Policy();
   return policy == nullptr || policy->Identify(credentials) != nullptr;
+}
+
+std::string AccessControl::CallerOf(const grpc::ServerContextBase& context) const {
+  const std::shared_ptr<const AccessPolicy> policy = Policy();
+  if (policy == nullptr) return "";
+  const AccessPolicy::Caller* caller = policy->Identify(CredentialsOf(context));
+  return caller == nullptr ? "" : caller->name;
 }
 
 namespace {

@@ -71,6 +71,8 @@ class AccessControl {
 
   // Whether the policy knows the caller (always, without a policy).
   bool Knows(const CallerCredentials& credentials) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The policy's name for the call's caller: "" when the policy knows none, or there is none.
+  std::string CallerOf(const grpc::ServerContextBase& context) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // For the TLS server credentials: refuses callers the policy does not know (UNAUTHENTICATED)
   // from their metadata and certificate, before their request is read, and counts them; Health
@@ -83,6 +85,7 @@ class AccessControl {
   AccessControl(std::string path, std::shared_ptr<const AccessPolicy> policy, std::string contents,
                 absl::Duration refresh);
   void Watch();
+  std::shared_ptr<const AccessPolicy> Policy() const ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string path_;
   const absl::Duration refresh_;

@@ -237,7 +237,8 @@ class AccessPolicyTest : public TlsTest {
     flags.insert(flags.end(),
                  {absl::StrCat("--tls_client_ca_file=", client_ca_), "--tls_client_auth=optional",
                   "--enable_admin", absl::StrCat("--access_policy_file=", policy_file_),
-                  "--access_policy_refresh=200ms", "--catchup_interval=0"});
+                  "--access_policy_refresh=200ms", "--catchup_interval=0",
+                  absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port_)});
     server_ = Start(flags);
   }
 
@@ -325,6 +326,7 @@ class AccessPolicyTest : public TlsTest {
 
   Identity relay_, oncall_, stranger_, mesh_;
   std::string policy_file_;
+  const int metrics_port_ = process::FreePort();
   std::unique_ptr<ServerProcess> server_;
 };
 
@@ -556,6 +558,27 @@ TEST_F(AccessPolicyTest, TheClientSendsItsTokenFromAFile) {
           {GIFTWALL_CLIENT_BIN, absl::StrCat("--token_file=", token_file), "health"}, &output),
       2);
   EXPECT_THAT(output, HasSubstr("--token_file: a token goes over TLS only"));
+}
+
+// Calls are counted by the policy's name for their caller, so the policy bounds the label set;
+// a call from nobody it knows counts as "unidentified".
+TEST_F(AccessPolicyTest, CallsAreCountedByCallerAndCode) {
+  EXPECT_TRUE(ReadWall(Identity{}, kReaderToken, "yoyo").ok());
+  EXPECT_TRUE(ReadWall(Identity{}, kReaderToken, "yoyo").ok());
+  EXPECT_EQ(ReadWall(Identity{}, kReaderToken, "chat").error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(Status(oncall_, "Bad App!").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(CheckHealth(server_->address(), TlsCallerCredentials(server_ca_, stranger_)),
+            "SERVING");
+  const std::string metrics = testing::HttpGet(metrics_port_, "/metrics");
+  for (const char* series :
+       {R"(giftwall_caller_calls_total{caller="feed",code="OK"} 2)",
+        R"(giftwall_caller_calls_total{caller="feed",code="PermissionDenied"} 1)",
+        R"(giftwall_caller_calls_total{caller="oncall",code="InvalidArgument"} 1)",
+        R"(giftwall_caller_calls_total{caller="unidentified",code="OK"} )"}) {
+    EXPECT_TRUE(absl::StrContains(metrics, series)) << series;
+  }
+  EXPECT_FALSE(absl::StrContains(metrics, R"(caller="stranger")"));
 }
 
 TEST_F(AccessPolicyTest, AdminCallsAreAuditLoggedAndTokensNever) {
