@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/env_flags.h"
+#include "utf8proc.h"
 
 // Flags more than one command reads; each command's own flags live beside it.
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "the service's host:port");
@@ -29,7 +30,11 @@ ABSL_FLAG(std::string, tls_server_name, "",
 ABSL_FLAG(std::string, token_file, "",
           "a file holding this caller's bearer token, sent as `authorization: Bearer` (over TLS "
           "only)");
-ABSL_FLAG(bool, json, false, "print responses as JSON (for scripts)");
+ABSL_FLAG(bool, json, false,
+          "print responses as JSON (for scripts), as grpcurl -emit-defaults prints them");
+ABSL_FLAG(std::string, json_names, "json",
+          "--json's field names: json (lowerCamel, protobuf's JSON mapping, as grpcurl) or proto "
+          "(the .proto's snake_case)");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "deadline of each call");
 ABSL_FLAG(std::string, app_code, "", "the app (tenant)");
 ABSL_FLAG(std::string, event_id, "", "project, admin event: the outbox event's id");
@@ -47,7 +52,7 @@ namespace {
 
 std::string Json(const google::protobuf::Message& message, bool whitespace) {
   google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
+  options.preserve_proto_field_names = absl::GetFlag(FLAGS_json_names) == "proto";
   options.always_print_primitive_fields = true;
   options.add_whitespace = whitespace;
   std::string out;
@@ -121,7 +126,14 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials() {
 
 }  // namespace
 
-absl::Status CheckConnectionFlags() { return Credentials().status(); }
+absl::Status CheckCommonFlags() {
+  if (const std::string names = absl::GetFlag(FLAGS_json_names);
+      names != "json" && names != "proto") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--json_names: \"", names, "\" is neither json nor proto"));
+  }
+  return Credentials().status();
+}
 
 std::shared_ptr<grpc::Channel> Channel() {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = Credentials();
@@ -137,46 +149,20 @@ std::shared_ptr<grpc::Channel> Channel() {
   return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), *credentials, args);
 }
 
-namespace {
-
-// How many columns code point `cp` takes on a terminal: 0 for combining marks and zero-width
-// characters, 2 for East Asian wide and full-width ones and emoji, else 1.
-int ColumnsOf(uint32_t cp) {
-  constexpr std::pair<uint32_t, uint32_t> kZeroWidth[] = {
-      {0x0300, 0x036f}, {0x200b, 0x200f}, {0x20d0, 0x20ff}, {0xfe00, 0xfe0f}, {0xfe20, 0xfe2f}};
-  constexpr std::pair<uint32_t, uint32_t> kWide[] = {
-      {0x1100, 0x115f},  {0x2600, 0x27bf},   {0x2e80, 0x303e},   {0x3041, 0xa4cf},
-      {0xac00, 0xd7a3},  {0xf900, 0xfaff},   {0xfe30, 0xfe4f},   {0xff00, 0xff60},
-      {0xffe0, 0xffe6},  {0x1f300, 0x1f64f}, {0x1f680, 0x1f6ff}, {0x1f900, 0x1faff},
-      {0x20000, 0x3fffd}};
-  for (const auto& [first, last] : kZeroWidth) {
-    if (cp >= first && cp <= last) return 0;
-  }
-  for (const auto& [first, last] : kWide) {
-    if (cp >= first && cp <= last) return 2;
-  }
-  return 1;
-}
-
-}  // namespace
-
 size_t DisplayWidth(absl::string_view text) {
+  const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+  const auto size = static_cast<utf8proc_ssize_t>(text.size());
   size_t width = 0;
-  for (size_t i = 0; i < text.size();) {
-    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
-    const unsigned char lead = byte(0);
-    size_t length = lead < 0xc0 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
-    uint32_t cp = length == 1 ? lead : lead & (0x7f >> length);
-    for (size_t k = 1; k < length; ++k) {
-      if (i + k >= text.size() || (byte(k) & 0xc0) != 0x80) {
-        length = 1;  // not UTF-8 here: the byte alone, one column
-        cp = lead;
-        break;
-      }
-      cp = (cp << 6) | (byte(k) & 0x3f);
+  for (utf8proc_ssize_t i = 0; i < size;) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t length = utf8proc_iterate(bytes + i, size - i, &cp);
+    if (length <= 0) {  // not UTF-8 here: the byte alone, one column
+      ++width;
+      ++i;
+      continue;
     }
+    width += static_cast<size_t>(utf8proc_charwidth(cp));
     i += length;
-    width += static_cast<size_t>(ColumnsOf(cp));
   }
   return width;
 }

@@ -39,7 +39,9 @@ int Fail(absl::string_view what);
 // Prints the call's status code and message to stderr; returns 1.
 int RpcFailed(const grpc::Status& status);
 
-// The message as indented JSON with proto field names and every field, ending in a newline.
+// The message as indented JSON with every field, ending in a newline: protobuf's JSON mapping, as
+// grpcurl -emit-defaults prints it (lowerCamel names, 64-bit integers as strings, enums by name);
+// with --json_names=proto, the .proto's field names.
 std::string ToJson(const google::protobuf::Message& message);
 
 // The same on one line without whitespace, ending in a newline: one line per message of a stream.
@@ -48,8 +50,9 @@ std::string ToJsonLine(const google::protobuf::Message& message);
 // Sets the deadline of one call from --timeout.
 void SetDeadline(grpc::ClientContext* context);
 
-// Whether the --tls_* flags can be met (their files read); INVALID_ARGUMENT naming the flag.
-absl::Status CheckConnectionFlags();
+// Whether the common flags can be met (the --tls_* files read, --json_names known);
+// INVALID_ARGUMENT naming the flag.
+absl::Status CheckCommonFlags();
 
 // A channel to --server: plaintext, or TLS when a --tls_* flag asks for it.
 std::shared_ptr<grpc::Channel> Channel();
@@ -57,8 +60,9 @@ std::shared_ptr<grpc::Channel> Channel();
 // Rows as columns padded to their widest cell, as a terminal shows it (DisplayWidth). The last
 // column is not padded, so long free text belongs there.
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows);
-// The columns `text` (UTF-8) takes on a terminal: East Asian wide characters (冠名) and emoji
-// take two, combining marks none; a byte that is not UTF-8 one.
+// The columns `text` (UTF-8) takes on a terminal, by Unicode's East Asian Width as libutf8proc
+// knows it: wide characters (冠名) and emoji take two, combining marks and variation selectors
+// none; a byte that is not UTF-8 one.
 size_t DisplayWidth(absl::string_view text);
 
 // Fetches one page, or with --all every page merged into one by merge(page, &all), and prints it

@@ -73,7 +73,8 @@ constexpr char kUsage[] =
     "      operate the projection (server run with --enable_admin); `giftwall admin` for more\n"
     "  giftwall admin catalog import --file=catalog.json [--replace] | list --app_code=A\n"
     "      the app's gift catalogue\n"
-    "Common: --server=host:port (or GIFTWALL_SERVER), --json, --timeout=10s.";
+    "Common: --server=host:port, --json [--json_names=proto], --timeout=10s; each flag also\n"
+    "from GIFTWALL_CLI_<FLAG> (GIFTWALL_CLI_SERVER=host:port).";
 
 int Project() {
   v1::ProjectMessageRequest request;
@@ -311,9 +312,12 @@ int main(int argc, char** argv) {
   };
   usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
   absl::SetFlagsUsageConfig(usage_config);
-  std::vector<char*> args = giftwall::ParseFlagsWithEnvironment(argc, argv, "GIFTWALL_");
+  // GIFTWALL_CLI_*, never the server's GIFTWALL_*: run inside a server's pod, the client must
+  // not present the server's certificate as its own.
+  std::vector<char*> args = giftwall::ParseFlagsWithEnvironment(argc, argv, "GIFTWALL_CLI_");
+  giftwall::WarnOfUnknownVariables("GIFTWALL_CLI_", "giftwall");
   if (args.size() < 2) return giftwall::client::Fail(giftwall::client::kUsage);
-  if (absl::Status s = giftwall::client::CheckConnectionFlags(); !s.ok()) {
+  if (absl::Status s = giftwall::client::CheckCommonFlags(); !s.ok()) {
     return giftwall::client::Fail(s.message());
   }
   const absl::string_view command = args[1];

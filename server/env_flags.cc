@@ -16,12 +16,14 @@ extern char** environ;
 
 namespace giftwall {
 
-void WarnOfUnknownVariables(absl::string_view prefix, absl::string_view program) {
+void WarnOfUnknownVariables(absl::string_view prefix, absl::string_view program,
+                            absl::string_view others_prefix) {
   const auto flags = absl::GetAllFlags();
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const absl::string_view assignment = *entry;
     const absl::string_view variable = assignment.substr(0, assignment.find('='));
     if (!absl::StartsWith(variable, prefix)) continue;
+    if (!others_prefix.empty() && absl::StartsWith(variable, others_prefix)) continue;
     const absl::string_view suffix = variable.substr(prefix.size());
     const std::string name = absl::AsciiStrToLower(suffix);
     if (flags.contains(name) && suffix == absl::AsciiStrToUpper(name)) continue;

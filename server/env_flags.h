@@ -16,9 +16,12 @@ namespace giftwall {
 // clear line if a value does not parse.
 std::vector<char*> ParseFlagsWithEnvironment(int argc, char** argv, absl::string_view prefix);
 
-// Warns on stderr of each PREFIX variable that names no flag of PROGRAM. In a ConfigMap such a
-// variable is most likely a typo, which would silently leave its flag at the default.
-void WarnOfUnknownVariables(absl::string_view prefix, absl::string_view program);
+// Warns on stderr of each PREFIX variable that names no flag of PROGRAM, but those under
+// `others_prefix` (another program's, e.g. the client's GIFTWALL_CLI_ in a server pod). In a
+// ConfigMap such a variable is most likely a typo, which would silently leave its flag at the
+// default.
+void WarnOfUnknownVariables(absl::string_view prefix, absl::string_view program,
+                            absl::string_view others_prefix = "");
 
 // The contents of the file a flag names ("" for no file); INVALID_ARGUMENT "--FLAG: cannot read
 // PATH" if it cannot be read.

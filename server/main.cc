@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
       "  giftwall-server migrate [flags]  apply database migrations and exit\n"
       "Every flag can also be set as GIFTWALL_<FLAG> in the environment.");
   std::vector<char*> args = giftwall::ParseFlagsWithEnvironment(argc, argv, "GIFTWALL_");
-  giftwall::WarnOfUnknownVariables("GIFTWALL_", "giftwall-server");
+  giftwall::WarnOfUnknownVariables("GIFTWALL_", "giftwall-server", "GIFTWALL_CLI_");
   absl::StatusOr<giftwall::ServerConfig> config = giftwall::ServerConfigFromFlags();
   if (!config.ok()) {
     std::fprintf(stderr, "giftwall-server: %s\n", std::string(config.status().message()).c_str());

@@ -10,7 +10,7 @@ GIFTWALL_PACKAGES=(
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   libgrpc++-dev libgrpc-dev grpc-proto
   libabsl-dev libgoogle-glog-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libmysqlcppconn-dev prometheus-cpp-dev
+  libmysqlcppconn-dev prometheus-cpp-dev libutf8proc-dev
   mariadb-server mariadb-client tzdata
 )
 

@@ -16,7 +16,10 @@ TEST(DisplayWidth, WideCharactersTakeTwoColumns) {
   EXPECT_EQ(DisplayWidth(""), 0u);
   EXPECT_EQ(DisplayWidth("🚀"), 2u);
   EXPECT_EQ(DisplayWidth("e\u0301"), 1u) << "a combining accent takes no column";
-  EXPECT_EQ(DisplayWidth("\u2764\ufe0f"), 2u) << "a variation selector takes no column";
+  EXPECT_EQ(DisplayWidth("\u2764\ufe0f"), DisplayWidth("\u2764"))
+      << "a variation selector takes no column";
+  EXPECT_EQ(DisplayWidth("ｒｏｓｅ"), 8u) << "full-width Latin";
+  EXPECT_EQ(DisplayWidth("장미"), 4u) << "Hangul";
   // Bytes that are not UTF-8 take a column each, and never swallow the text after them.
   EXPECT_EQ(DisplayWidth("\xe5"
                          "AB"),

@@ -241,13 +241,61 @@ TEST_F(ServerE2eTest, ClientProjectsRedeliversAndShowsTheWall) {
   EXPECT_EQ(code, 0) << table;
   EXPECT_THAT(table, ::testing::ContainsRegex("rocket +- +6 +0 +0 +- +- "));
   EXPECT_THAT(table, HasSubstr("distinct gifts: 1, received in all: 6, coins: 0"));
-  EXPECT_THAT(Client({"wall", "--app_code=cli", "--user_id=9", "--json"}),
-              HasSubstr(R"("gift_count": "6")"));
   EXPECT_EQ(Client({"health"}), "SERVING\n");
   // A failed call says why and exits non-zero.
   const std::string bad = Client({"wall", "--app_code=cli", "--user_id=0"}, &code);
   EXPECT_EQ(code, 1);
   EXPECT_THAT(bad, HasSubstr("INVALID_ARGUMENT: user_id must be > 0, got 0"));
+}
+
+// --json prints what grpcurl -emit-defaults prints for the same response: protobuf's JSON mapping,
+// lowerCamel names, 64-bit integers as strings, enums by name, every field.
+// --json_names=proto keeps the .proto's names.
+TEST_F(ServerE2eTest, ClientJsonIsGrpcurls) {
+  std::vector<std::string> project = {
+      "project", "--app_code=cli-json", "--event_id=J1", "--json",
+      R"(--payload={"target_user_id":9,"gift_id":"rocket","gift_count":3})"};
+  int code = -1;
+  EXPECT_EQ(Client(project, &code),
+            "{\n \"outcome\": \"PROJECTION_OUTCOME_PROJECTED\",\n \"detail\": \"\"\n}\n");
+  EXPECT_EQ(code, 0);
+  const std::string wall = Client({"wall", "--app_code=cli-json", "--user_id=9", "--json"}, &code);
+  EXPECT_EQ(code, 0) << wall;
+  EXPECT_THAT(wall, HasSubstr(R"("giftId": "rocket")"));
+  EXPECT_THAT(wall, HasSubstr(R"("giftCount": "3")"));
+  EXPECT_THAT(wall, HasSubstr(R"("nextPageToken": "")")) << "a default is printed too";
+  EXPECT_THAT(wall, ::testing::Not(HasSubstr("gift_count")));
+  const std::string proto_names =
+      Client({"wall", "--app_code=cli-json", "--user_id=9", "--json", "--json_names=proto"}, &code);
+  EXPECT_THAT(proto_names, HasSubstr(R"("gift_count": "3")"));
+  EXPECT_THAT(Client({"health", "--json_names=camel"}, &code),
+              HasSubstr(R"(--json_names: "camel" is neither json nor proto)"));
+  EXPECT_EQ(code, 2);
+}
+
+// The client reads GIFTWALL_CLI_*, never the server's GIFTWALL_*: run in a server's pod, it must
+// not present the server's certificate (or call the server's address) as its own.
+TEST_F(ServerE2eTest, ClientReadsItsOwnEnvironmentNotTheServers) {
+  std::string output;
+  EXPECT_EQ(RunCommand({"/usr/bin/env", absl::StrCat("GIFTWALL_CLI_SERVER=", server_->address()),
+                        "GIFTWALL_SERVER=127.0.0.1:1", "GIFTWALL_LISTEN=127.0.0.1:1",
+                        "GIFTWALL_TLS_CERT_FILE=/nonexistent/tls.crt",
+                        "GIFTWALL_TLS_KEY_FILE=/nonexistent/tls.key",
+                        "GIFTWALL_TLS_CA_FILE=/nonexistent/ca.crt", GIFTWALL_CLIENT_BIN, "health"},
+                       &output),
+            0)
+      << output;
+  EXPECT_EQ(output, "SERVING\n");
+  EXPECT_EQ(RunCommand({"/usr/bin/env", "GIFTWALL_CLI_TLS_CA_FILE=/nonexistent/ca.crt",
+                        GIFTWALL_CLIENT_BIN, "health"},
+                       &output),
+            2);
+  EXPECT_THAT(output, HasSubstr("--tls_ca_file: cannot read /nonexistent/ca.crt"));
+  EXPECT_EQ(RunCommand({"/usr/bin/env", "GIFTWALL_CLI_SEVRER=x", GIFTWALL_CLIENT_BIN,
+                        absl::StrCat("--server=", server_->address()), "health"},
+                       &output),
+            0);
+  EXPECT_THAT(output, HasSubstr("warning: GIFTWALL_CLI_SEVRER names no flag of giftwall"));
 }
 
 TEST_F(ServerE2eTest, ClientShowsCoinsSendersAndTheTopSender) {
@@ -576,7 +624,7 @@ TEST_F(ServerE2eTest, AdminCommandsVerifyRebuildAndRequeue) {
   }
   ASSERT_TRUE(Project(Message("ops", "BAD", R"({"target_user_id":1})"), nullptr, &admin).ok());
   int code = -1;
-  EXPECT_THAT(client({"admin", "status", "--json"}, &code), HasSubstr(R"("done_count": "12")"));
+  EXPECT_THAT(client({"admin", "status", "--json"}, &code), HasSubstr(R"("doneCount": "12")"));
   EXPECT_EQ(code, 0);
   EXPECT_THAT(client({"admin", "event", "--event_id=O3"}, &code), HasSubstr("done"));
   EXPECT_EQ(code, 0);
@@ -1417,7 +1465,7 @@ TEST_F(ServerE2eTest, Rule19_TheSentWallIsExactOnEveryPathAndAStrangerSeesTheOpe
   EXPECT_THAT(client({"admin", "verify", "--json"}, &code),
               HasSubstr(absl::StrCat(R"("period": "sent )", month, R"(")")));
   const std::string repaired = client({"admin", "verify", "--repair", "--json"}, &code);
-  EXPECT_THAT(repaired, HasSubstr(R"("sent_rows_repaired": "4")"));
+  EXPECT_THAT(repaired, HasSubstr(R"("sentRowsRepaired": "4")"));
   const std::string after_repair = client({"admin", "verify"}, &code);
   EXPECT_EQ(code, 0) << "no drift after the repair: " << after_repair;
   EXPECT_EQ(sent(9).size(), 2u);
