@@ -20,6 +20,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "server/env_flags.h"
+#include "server/version.h"
 
 // The flags the commands below share (--server, --app_code, ...) are in client/cli.cc, the
 // admin commands' in client/admin_commands.cc.
@@ -312,6 +313,7 @@ int main(int argc, char** argv) {
   };
   usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
   absl::SetFlagsUsageConfig(usage_config);
+  giftwall::SetVersionFlag("giftwall");
   // GIFTWALL_CLI_*, never the server's GIFTWALL_*: run inside a server's pod, the client must
   // not present the server's certificate as its own.
   std::vector<char*> args = giftwall::ParseFlagsWithEnvironment(argc, argv, "GIFTWALL_CLI_");

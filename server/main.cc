@@ -18,6 +18,7 @@
 #include "server/server_config.h"
 #include "server/storage/migrator.h"
 #include "server/storage/sql_connection.h"
+#include "server/version.h"
 
 ABSL_FLAG(bool, print, false,
           "with migrate: print the SQL it would apply (and the INSERTs that record it), apply "
@@ -114,6 +115,7 @@ int main(int argc, char** argv) {
       "  giftwall-server [flags]          serve gRPC until SIGTERM/SIGINT\n"
       "  giftwall-server migrate [flags]  apply database migrations and exit\n"
       "Every flag can also be set as GIFTWALL_<FLAG> in the environment.");
+  giftwall::SetVersionFlag("giftwall-server");
   std::vector<char*> args = giftwall::ParseFlagsWithEnvironment(argc, argv, "GIFTWALL_");
   giftwall::WarnOfUnknownVariables("GIFTWALL_", "giftwall-server", "GIFTWALL_CLI_");
   absl::StatusOr<giftwall::ServerConfig> config = giftwall::ServerConfigFromFlags();
@@ -126,7 +128,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "giftwall-server: unknown command \"%s\" (known: migrate)\n", args[1]);
     return 2;
   }
-  LOG(INFO) << giftwall::Describe(*config);
+  LOG(INFO) << "giftwall-server " << giftwall::Version() << ": " << giftwall::Describe(*config);
   if (args.size() == 2) return giftwall::Migrate(*config);
   if (absl::Status s = giftwall::CheckCanServe(*config); !s.ok()) {
     std::fprintf(stderr, "giftwall-server: %s\n", std::string(s.message()).c_str());

@@ -27,10 +27,7 @@
 #include "server/storage/contention.h"
 #include "server/storage/node_state.h"
 #include "server/storage/sql_connection.h"
-
-#ifndef GIFTWALL_VERSION
-#define GIFTWALL_VERSION "unknown"
-#endif
+#include "server/version.h"
 
 namespace giftwall::metrics {
 namespace {
@@ -341,7 +338,7 @@ class Metrics::Impl {
         .Name("giftwall_build_info")
         .Help("The build: 1, labelled with its version")
         .Register(*registry_)
-        .Add({{"version", GIFTWALL_VERSION}})
+        .Add({{"version", Version()}})
         .Set(1);
     exposer_->RegisterCollectable(registry_);
     exposer_->RegisterCollectable(components_);

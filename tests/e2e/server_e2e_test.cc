@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "giftwall/v1/admin.grpc.pb.h"
@@ -111,6 +112,26 @@ class ServerE2eTest : public ::testing::Test {
 
 testing::TestDatabase* ServerE2eTest::db_ = nullptr;
 ServerProcess* ServerE2eTest::server_ = nullptr;
+
+// What `BINARY --version` says after the binary's name.
+std::string VersionOf(const std::string& binary) {
+  std::string output;
+  EXPECT_EQ(RunCommand({binary, "--version"}, &output), 0) << output;
+  const std::string name = binary.substr(binary.rfind('/') + 1);
+  EXPECT_TRUE(absl::StartsWith(output, name + " ")) << output;
+  return std::string(
+      absl::StripSuffix(output.substr(std::min(output.size(), name.size() + 1)), "\n"));
+}
+
+// Both binaries say the one version the build stamped (scripts/check-image-version checks it
+// where there is no .git), as giftwall_build_info does
+// (ServerE2eTest.MetricsCountCallsUnderGoGrpcPrometheusNamesAndTheProjection).
+TEST(VersionFlag, BothBinariesSayTheBuildsVersion) {
+  const std::string server = VersionOf(GIFTWALL_SERVER_BIN);
+  EXPECT_FALSE(server.empty());
+  EXPECT_EQ(server.find_first_of(" \n"), std::string::npos) << server;
+  EXPECT_EQ(VersionOf(GIFTWALL_CLIENT_BIN), server);
+}
 
 TEST(MigrateCommand, AppliesMigrationsAndIsSafeToRunTwice) {
   testing::TestDatabase db(/*migrate=*/false);
@@ -2154,7 +2175,7 @@ TEST_F(ServerE2eTest, MetricsCountCallsUnderGoGrpcPrometheusNamesAndTheProjectio
         std::string(R"(giftwall_db_pool_max_sessions{pool="background"} 6)"),
         std::string(R"(giftwall_queue_depth{queue="background_projection"} 0)"),
         std::string(R"(giftwall_queue_depth{queue="projection"} 0)"),
-        std::string("giftwall_build_info{version="),
+        absl::StrCat(R"(giftwall_build_info{version=")", VersionOf(GIFTWALL_SERVER_BIN), "\"} 1"),
         // As the Prometheus client libraries name them.
         std::string("\nprocess_cpu_seconds_total "),
         std::string("\nprocess_resident_memory_bytes "), std::string("\nprocess_open_fds "),
