@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "glog/logging.h"
 #include "server/env_flags.h"
+#include "server/logging/log_sink.h"
 #include "server/server.h"
 #include "server/server_config.h"
 #include "server/storage/migrator.h"
@@ -26,6 +27,10 @@ ABSL_FLAG(bool, print, false,
 ABSL_FLAG(int, clear_dirty, 0,
           "with migrate: record the migration of this version, left dirty by a run that stopped "
           "part way, as finished (once it has been completed by hand)");
+ABSL_FLAG(std::string, log_format, "text",
+          "the log on stderr: text (glog's lines) or json (one object a line: time, severity, "
+          "message, and the call's trace_id, span_id, caller, method, app_code, event_ids where "
+          "known)");
 
 namespace giftwall {
 namespace {
@@ -105,8 +110,6 @@ int Serve(const ServerConfig& config) {
 }  // namespace giftwall
 
 int main(int argc, char** argv) {
-  FLAGS_logtostderr = true;
-  google::InitGoogleLogging(argv[0]);
   // Debian's Abseil is built with Mutex deadlock detection on, which records every lock
   // acquisition in a global graph: a debugging aid the tests keep, too costly to serve with.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
@@ -118,6 +121,14 @@ int main(int argc, char** argv) {
   giftwall::SetVersionFlag("giftwall-server");
   std::vector<char*> args = giftwall::ParseFlagsWithEnvironment(argc, argv, "GIFTWALL_");
   giftwall::WarnOfUnknownVariables("GIFTWALL_", "giftwall-server", "GIFTWALL_CLI_");
+  absl::StatusOr<giftwall::logging::LogFormat> log_format =
+      giftwall::logging::ParseLogFormat(absl::GetFlag(FLAGS_log_format));
+  if (!log_format.ok()) {
+    std::fprintf(stderr, "giftwall-server: %s\n",
+                 std::string(log_format.status().message()).c_str());
+    return 2;
+  }
+  giftwall::logging::InitLogging(argv[0], *log_format);
   absl::StatusOr<giftwall::ServerConfig> config = giftwall::ServerConfigFromFlags();
   if (!config.ok()) {
     std::fprintf(stderr, "giftwall-server: %s\n", std::string(config.status().message()).c_str());

@@ -146,6 +146,7 @@ Server::Server(const ServerConfig& config, std::unique_ptr<transport::AccessCont
       rebuilds_(audit_, config.max_concurrent_rebuilds),
       workers_(config.worker_threads, config.queue_capacity),
       access_(std::move(access)),
+      call_log_(access_.get()),
       serving_ledger_(pool_),
       outbox_payloads_(engine_, outbox_, serving_ledger_),
       gift_wall_(engine_, reader_, periods_, wall_, catalog_, catalogs_, privacy_, opt_outs_, sent_,
@@ -180,10 +181,11 @@ std::shared_ptr<grpc::ServerCredentials> Server::Credentials() const {
 }
 
 absl::Status Server::AddInterceptors(grpc::ServerBuilder& builder) {
-  // The first answers undecodable requests; the metrics' count every call, after the first has
-  // set its code.
+  // The first answers undecodable requests; the call log and the metrics see every call after the
+  // first has set its code.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<transport::UndecodableRequestInterceptorFactory>());
+  interceptors.push_back(call_log_.InterceptorFactory());
   if (!config_.metrics_listen.empty()) {
     ASSIGN_OR_RETURN(metrics_, metrics::Metrics::Start(
                                    config_.metrics_listen,

@@ -34,6 +34,7 @@
 #include "server/storage/wall_repository.h"
 #include "server/transport/access_control.h"
 #include "server/transport/admin_service.h"
+#include "server/transport/call_log.h"
 #include "server/transport/gift_wall_service.h"
 #include "server/transport/health_fanout.h"
 #include "server/transport/readiness.h"
@@ -103,6 +104,7 @@ class Server {
   worker::RebuildRunner rebuilds_;
   transport::WorkerPool workers_;
   std::unique_ptr<transport::AccessControl> access_;
+  transport::CallLog call_log_;  // every call's trace id and access line
   storage::LedgerRepository serving_ledger_;
   projection::OutboxPayloads outbox_payloads_;
   transport::GiftWallService gift_wall_;

@@ -27,6 +27,7 @@
 #include "server/storage/contention.h"
 #include "server/storage/node_state.h"
 #include "server/storage/sql_connection.h"
+#include "server/transport/call_log.h"
 #include "server/version.h"
 
 namespace giftwall::metrics {
@@ -358,7 +359,9 @@ class Metrics::Impl {
   // callers bound the label set.
   void CountCaller(const grpc::ServerContextBase* context, size_t code) {
     if (caller_calls_ == nullptr || context == nullptr) return;
-    std::string caller = access_->CallerOf(*context);
+    // The call log's interceptor, which runs first, has named the caller already.
+    const std::shared_ptr<const transport::CallContext> call = transport::CallLog::Find(context);
+    std::string caller = call != nullptr ? call->log.caller : access_->CallerOf(*context);
     if (caller.empty()) caller = "unidentified";
     caller_calls_->Add({{"caller", std::move(caller)}, {"code", kCodeNames[code]}}).Increment();
   }

@@ -18,7 +18,7 @@ absl::StatusOr<std::vector<domain::ProjectionResult>> OutboxPayloads::Project(
     const std::string& caller) const {
   ASSIGN_OR_RETURN(std::vector<std::optional<domain::ProjectionResult>> answered,
                    AnswerFromLedger(unit));
-  ProjectionUnit rest{{}, unit.by};
+  ProjectionUnit rest{{}, unit.by, unit.trace_id};
   std::vector<size_t> rest_index;  // the slot in `unit` of each event of `rest`
   for (size_t j = 0; j < unit.events.size(); ++j) {
     if (answered[j].has_value()) continue;

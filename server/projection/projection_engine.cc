@@ -9,6 +9,7 @@
 
 #include "absl/synchronization/blocking_counter.h"
 #include "glog/logging.h"
+#include "server/logging/log_context.h"
 
 namespace giftwall::projection {
 namespace {
@@ -190,6 +191,17 @@ void ProjectionEngine::RunGroup(std::vector<Submission> group) {
                                         std::end(EngineStats::kGroupSizeBounds), events);
     ++stats_.group_sizes[static_cast<size_t>(bound - std::begin(EngineStats::kGroupSizeBounds))];
   }
+  // The group's log lines name its calls and events (the first of each, and how many).
+  logging::LogContext group_log;
+  for (const ProjectionUnit& unit : units) {
+    if (!unit.trace_id.empty()) group_log.AddTraceId(unit.trace_id);
+    for (const domain::GiftEvent& event : unit.events) {
+      if (group_log.events == 0) group_log.app_code = event.app_code;
+      if (group_log.app_code != event.app_code) group_log.app_code.clear();
+      group_log.AddEventId(event.event_id);
+    }
+  }
+  const logging::ScopedLogContext scope(&group_log);
   std::vector<UnitResult> results = projector_.ProjectGroup(units);
   for (size_t i = 0; i < members.size(); ++i) {
     Answer(*members[i], units[i].by, sizes[i], std::move(results[i]));

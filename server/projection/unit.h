@@ -2,6 +2,7 @@
 #ifndef GIFTWALL_SERVER_PROJECTION_UNIT_H_
 #define GIFTWALL_SERVER_PROJECTION_UNIT_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,6 +16,7 @@ namespace giftwall::projection {
 struct ProjectionUnit {
   std::vector<domain::GiftEvent> events;
   domain::ProjectedBy by = domain::ProjectedBy::kRelay;
+  std::string trace_id = {};  // the call's that brought it, if any: named in its group's log lines
 };
 
 // One result per event of the unit, in its order; or why none of it could be projected now:

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "grpc/grpc_security_constants.h"
+#include "server/transport/call_log.h"
 #include "server/transport/grpc_status.h"
 
 namespace giftwall::transport {
@@ -176,16 +177,25 @@ class RefuseStrangers final : public grpc::AuthMetadataProcessor {
       return grpc::Status::OK;
     }
     access_.CountRefusedBeforeReading();
-    LOG_EVERY_N(WARNING, 100) << "refused before reading its request, a caller the access policy "
-                                 "does not know: "
-                              << absl::CEscape(method.substr(0, 200)) << " (" << google::COUNTER
-                              << " such calls so far)";
+    // No handler or interceptor sees this call: its line and trace id are made here.
+    logging::LogContext log = TraceOf(metadata);
+    const LoggedMethod logged = MethodForLog(method);
+    log.method = logged.name;
+    const logging::ScopedLogContext scope(&log);
+    int64_t suppressed = 0;
+    if (refusals_.Allow(logged.known ? logged.name : "unknown", absl::Now(), &suppressed)) {
+      LOG(WARNING) << "refused before reading its request, a caller the access policy does not "
+                      "know: UNAUTHENTICATED"
+                   << (suppressed > 0 ? absl::StrCat(" (and ", suppressed, " like it not logged)")
+                                      : "");
+    }
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "the access policy knows no caller by this certificate or token");
   }
 
  private:
   AccessControl& access_;
+  RepeatLimiter refusals_{CallLog::kRefusalPeriod};
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "server/domain/projection.h"
 #include "server/domain/text.h"
 #include "server/transport/audit.h"
+#include "server/transport/call_log.h"
 #include "server/transport/gift_wall_service.h"
 #include "server/transport/grpc_status.h"
 
@@ -224,6 +225,7 @@ grpc::ServerUnaryReactor* AdminService::Audited(grpc::CallbackServerContext* con
 grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
     grpc::CallbackServerContext* context, const v1::GetProjectionStatusRequest* request,
     v1::GetProjectionStatusResponse* response) {
+  const CallScope scope(context);
   return Audited(context, "GetProjectionStatus", request->app_code(),
                  [this, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
                    return [this, app_code, response] {
@@ -245,6 +247,7 @@ grpc::ServerUnaryReactor* AdminService::GetProjectionStatus(
 grpc::ServerUnaryReactor* AdminService::GetEventStatus(grpc::CallbackServerContext* context,
                                                        const v1::GetEventStatusRequest* request,
                                                        v1::GetEventStatusResponse* response) {
+  const CallScope scope(context);
   return Audited(
       context, "GetEventStatus", request->app_code(),
       [this, request, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
@@ -286,6 +289,7 @@ grpc::ServerUnaryReactor* AdminService::GetEventStatus(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerContext* context,
                                                        const v1::ListDeadEventsRequest* request,
                                                        v1::ListDeadEventsResponse* response) {
+  const CallScope scope(context);
   return Audited(
       context, "ListDeadEvents", request->app_code(),
       [this, request, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
@@ -337,6 +341,7 @@ grpc::ServerUnaryReactor* AdminService::ListDeadEvents(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
     grpc::CallbackServerContext* context, const v1::RequeueDeadEventsRequest* request,
     v1::RequeueDeadEventsResponse* response) {
+  const CallScope scope(context);
   return Audited(
       context, "RequeueDeadEvents", request->app_code(),
       [this, context, request, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
@@ -384,6 +389,7 @@ grpc::ServerUnaryReactor* AdminService::RequeueDeadEvents(
 grpc::ServerUnaryReactor* AdminService::RunCatchUp(grpc::CallbackServerContext* context,
                                                    const v1::RunCatchUpRequest* request,
                                                    v1::RunCatchUpResponse* response) {
+  const CallScope scope(context);
   return Audited(
       context, "RunCatchUp", request->app_code(),
       [this, request, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
@@ -405,6 +411,7 @@ grpc::ServerUnaryReactor* AdminService::RunCatchUp(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerContext* context,
                                                        const v1::VerifyGiftWallRequest* request,
                                                        v1::VerifyGiftWallResponse* response) {
+  const CallScope scope(context);
   return Audited(
       context, "VerifyGiftWall", request->app_code(),
       [this, context, request, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
@@ -446,6 +453,7 @@ grpc::ServerUnaryReactor* AdminService::VerifyGiftWall(grpc::CallbackServerConte
 
 grpc::ServerWriteReactor<v1::RebuildGiftWallProgress>* AdminService::RebuildGiftWall(
     grpc::CallbackServerContext* context, const v1::RebuildGiftWallRequest* request) {
+  const CallScope scope(context);
   // The stream learns of a departed client through OnCancel.
   AuditEntry audit;
   if (grpc::Status s = Admit(*context, "RebuildGiftWall", request->app_code(), &audit); !s.ok()) {
@@ -457,6 +465,7 @@ grpc::ServerWriteReactor<v1::RebuildGiftWallProgress>* AdminService::RebuildGift
 grpc::ServerUnaryReactor* AdminService::SetAppSettings(grpc::CallbackServerContext* context,
                                                        const v1::SetAppSettingsRequest* request,
                                                        v1::SetAppSettingsResponse* response) {
+  const CallScope scope(context);
   return Audited(
       context, "SetAppSettings", request->app_code(),
       PrepareAs([this, request, response](const std::string& app_code,
@@ -484,6 +493,7 @@ grpc::ServerUnaryReactor* AdminService::SetAppSettings(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* AdminService::GetAppSettings(grpc::CallbackServerContext* context,
                                                        const v1::GetAppSettingsRequest* request,
                                                        v1::GetAppSettingsResponse* response) {
+  const CallScope scope(context);
   return Audited(context, "GetAppSettings", request->app_code(),
                  [this, response](const std::string& app_code) -> absl::StatusOr<AdminWork> {
                    return [this, app_code, response] {

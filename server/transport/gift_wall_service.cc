@@ -14,6 +14,7 @@
 #include "server/domain/text.h"
 #include "server/domain/wall_page.h"
 #include "server/transport/audit.h"
+#include "server/transport/call_log.h"
 #include "server/transport/grpc_status.h"
 
 namespace giftwall::transport {
@@ -242,6 +243,7 @@ class SenderMasks {
 grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerContext* context,
                                                           const v1::ProjectMessageRequest* request,
                                                           v1::ProjectMessageResponse* response) {
+  const CallScope scope(context);
   Admission admission;  // held until the call is answered
   if (grpc::Status s = access_.Admit(*context, Role::kRelay, &admission); !s.ok()) {
     return FinishNow(context, s);
@@ -278,6 +280,7 @@ grpc::ServerUnaryReactor* GiftWallService::ProjectMessage(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* GiftWallService::ProjectMessages(
     grpc::CallbackServerContext* context, const v1::ProjectMessagesRequest* request,
     v1::ProjectMessagesResponse* response) {
+  const CallScope scope(context);
   Admission admission;  // held until the call is answered
   if (grpc::Status s = access_.Admit(*context, Role::kRelay, &admission); !s.ok()) {
     return FinishNow(context, s);
@@ -338,6 +341,9 @@ grpc::ServerUnaryReactor* GiftWallService::Project(
     grpc::CallbackServerContext* context, projection::ProjectionUnit unit,
     std::function<std::string(size_t)> field_of_event, std::string caller,
     std::function<void(const std::vector<domain::ProjectionResult>&)> fill) {
+  if (std::shared_ptr<const CallContext> call = CallLog::Find(context); call != nullptr) {
+    unit.trace_id = call->log.trace_id;
+  }
   if (outbox_payloads_ == nullptr) {
     return SubmitUnit(context, projection_, std::move(unit), fill);
   }
@@ -393,6 +399,7 @@ domain::HiddenSendersFn GiftWallService::HiddenOn(const std::string& app_code,
 grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerContext* context,
                                                        const v1::GetGiftWallRequest* request,
                                                        v1::GetGiftWallResponse* response) {
+  const CallScope scope(context);
   AdmittedRead admitted;
   if (grpc::Status s =
           AdmitWallRead(*context, request->app_code(), request->user_id(),
@@ -461,6 +468,7 @@ grpc::ServerUnaryReactor* GiftWallService::GetGiftWall(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
     grpc::CallbackServerContext* context, const v1::ListGiftWallSendersRequest* request,
     v1::ListGiftWallSendersResponse* response) {
+  const CallScope scope(context);
   AdmittedRead admitted;
   if (grpc::Status s =
           AdmitWallRead(*context, request->app_code(), request->user_id(),
@@ -510,6 +518,7 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftWallSenders(
 grpc::ServerUnaryReactor* GiftWallService::ListSponsorHistory(
     grpc::CallbackServerContext* context, const v1::ListSponsorHistoryRequest* request,
     v1::ListSponsorHistoryResponse* response) {
+  const CallScope scope(context);
   AdmittedRead admitted;
   if (grpc::Status s =
           AdmitWallRead(*context, request->app_code(), request->user_id(),
@@ -572,6 +581,7 @@ grpc::ServerUnaryReactor* GiftWallService::ListSponsorHistory(
 grpc::ServerUnaryReactor* GiftWallService::GetSenderStanding(
     grpc::CallbackServerContext* context, const v1::GetSenderStandingRequest* request,
     v1::GetSenderStandingResponse* response) {
+  const CallScope scope(context);
   AdmittedRead admitted;
   if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->user_id(),
                                      request->viewer_user_id(), /*paged=*/false,
@@ -651,6 +661,7 @@ void Fill(const domain::CatalogGift& gift, v1::GiftCatalogItem* out) {
 grpc::ServerUnaryReactor* GiftWallService::PutGiftCatalog(grpc::CallbackServerContext* context,
                                                           const v1::PutGiftCatalogRequest* request,
                                                           v1::PutGiftCatalogResponse* response) {
+  const CallScope scope(context);
   AuditEntry audit;  // every answer it gives is audit-logged, refusals of its arguments included
   audit.method = "PutGiftCatalog";
   audit.app_code = request->app_code();
@@ -690,6 +701,7 @@ grpc::ServerUnaryReactor* GiftWallService::PutGiftCatalog(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* GiftWallService::ListGiftCatalog(
     grpc::CallbackServerContext* context, const v1::ListGiftCatalogRequest* request,
     v1::ListGiftCatalogResponse* response) {
+  const CallScope scope(context);
   Admission admission;  // held until the call is answered
   if (grpc::Status s = access_.Admit(*context, Role::kReader, &admission); !s.ok()) {
     return FinishNow(context, s);
@@ -728,6 +740,7 @@ grpc::ServerUnaryReactor* GiftWallService::ListGiftCatalog(
 grpc::ServerUnaryReactor* GiftWallService::SetSenderPrivacy(
     grpc::CallbackServerContext* context, const v1::SetSenderPrivacyRequest* request,
     v1::SetSenderPrivacyResponse* response) {
+  const CallScope scope(context);
   AuditEntry audit;  // every answer it gives is audit-logged, refusals of its arguments included
   audit.method = "SetSenderPrivacy";
   audit.app_code = request->app_code();
@@ -777,6 +790,7 @@ absl::StatusOr<GiftWallService::SentRead> GiftWallService::ReadSent(
 grpc::ServerUnaryReactor* GiftWallService::GetSentGifts(grpc::CallbackServerContext* context,
                                                         const v1::GetSentGiftsRequest* request,
                                                         v1::GetSentGiftsResponse* response) {
+  const CallScope scope(context);
   AdmittedRead admitted;
   if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->sender_user_id(),
                                      request->viewer_user_id(), /*paged=*/true,
@@ -840,6 +854,7 @@ grpc::ServerUnaryReactor* GiftWallService::GetSentGifts(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* GiftWallService::ListSentGiftReceivers(
     grpc::CallbackServerContext* context, const v1::ListSentGiftReceiversRequest* request,
     v1::ListSentGiftReceiversResponse* response) {
+  const CallScope scope(context);
   AdmittedRead admitted;
   if (grpc::Status s = AdmitWallRead(*context, request->app_code(), request->sender_user_id(),
                                      request->viewer_user_id(), /*paged=*/true,

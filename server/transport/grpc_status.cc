@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "server/transport/call_log.h"
 
 namespace giftwall::transport {
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -34,7 +35,8 @@ grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context, WorkerPo
                                   std::function<grpc::Status()> work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   WorkItem item;
-  item.run = [context, reactor, work = std::move(work)] {
+  item.run = [context, reactor, work = std::move(work), call = CallLog::Find(context)] {
+    const logging::ScopedLogContext scope(call != nullptr ? &call->log : nullptr);
     if (absl::Status wanted = StillWanted(context); !wanted.ok()) {
       reactor->Finish(ToGrpcStatus(wanted));
       return;

@@ -19,7 +19,8 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // ("message.event_id is required"). Empty `parent`: the message as it is.
 grpc::Status InvalidArgument(absl::string_view parent, const absl::Status& status);
 
-// Runs `work` on `workers` and finishes the call with what it returns. A full queue answers
+// Runs `work` on `workers`, with the call's log context in scope (CallLog), and finishes the
+// call with what it returns. A full queue answers
 // RESOURCE_EXHAUSTED at once; work still queued at shutdown answers UNAVAILABLE; a call whose
 // client gave up or whose deadline passed while queued is finished without running `work`.
 grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context, WorkerPool& workers,

@@ -22,12 +22,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "giftwall/v1/admin.grpc.pb.h"
 #include "giftwall/v1/giftwall.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -131,6 +134,124 @@ TEST(VersionFlag, BothBinariesSayTheBuildsVersion) {
   EXPECT_FALSE(server.empty());
   EXPECT_EQ(server.find_first_of(" \n"), std::string::npos) << server;
   EXPECT_EQ(VersionOf(GIFTWALL_CLIENT_BIN), server);
+}
+
+// The `trace-id` the server returned in a call's trailing metadata.
+std::string TraceIdOf(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find("trace-id");
+  return it == trailers.end() ? "" : std::string(it->second.data(), it->second.size());
+}
+
+// A traceparent from the relay, for trace id `trace`.
+void SendTrace(grpc::ClientContext* context, const std::string& trace) {
+  context->AddMetadata("traceparent", absl::StrCat("00-", trace, "-00f067aa0ba902b7-01"));
+}
+
+// --log_format=json: every line of a real run is one JSON object with time, severity and
+// message, and the lines a call causes (its access line, an audit line, its group commit's) carry
+// its W3C trace id, which the call gets back in its trailing metadata.
+TEST(JsonLogs, EveryLineParsesAndACallsLinesCarryItsTraceId) {
+  testing::TestDatabase db;
+  // GRPC_VERBOSITY=DEBUG: gRPC core's own lines, which come through the same log.
+  ServerProcess server(
+      db.url(),
+      {"--log_format=json", "--catchup_interval=0", "--enable_admin", "--max_wall_gifts=1"},
+      {"/usr/bin/env", "GRPC_VERBOSITY=DEBUG"});
+  ASSERT_TRUE(server.WaitReady()) << server.log();
+  auto stub = v1::GiftWallService::NewStub(server.Channel());
+  const std::string projected = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const std::string refused = "0af7651916cd43dd8448eb211c80319c";
+  const std::string capped = "b7ad6b7169203331b7ad6b7169203331";
+  const std::string audited = "a3ce929d0e0e47364bf92f3577b34da6";
+  const auto project = [&](const std::string& trace, const std::string& id,
+                           const std::string& gift) {
+    grpc::ClientContext context;
+    SendTrace(&context, trace);
+    v1::ProjectMessageRequest request;
+    *request.mutable_message() =
+        Message("logs", id,
+                absl::StrCat(R"({"target_user_id":5,"gift_id":")", gift, R"(","gift_count":1})"));
+    v1::ProjectMessageResponse response;
+    EXPECT_TRUE(stub->ProjectMessage(&context, request, &response).ok());
+    return TraceIdOf(context);
+  };
+  EXPECT_EQ(project(projected, "L1", "rose"), projected);
+  EXPECT_EQ(project(capped, "L2", "lily"), capped) << "over the cap: a group line names it";
+  {
+    grpc::ClientContext context;
+    SendTrace(&context, refused);
+    v1::GetGiftWallRequest request;
+    request.set_app_code("logs");
+    v1::GetGiftWallResponse response;
+    EXPECT_EQ(stub->GetGiftWall(&context, request, &response).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(TraceIdOf(context), refused);
+  }
+  {
+    grpc::ClientContext context;
+    v1::GetGiftWallRequest request;
+    request.set_app_code("logs");
+    request.set_user_id(5);
+    v1::GetGiftWallResponse response;
+    EXPECT_TRUE(stub->GetGiftWall(&context, request, &response).ok());
+    EXPECT_THAT(TraceIdOf(context), ::testing::MatchesRegex("[0-9a-f]{32}"))
+        << "a call without a traceparent starts a trace";
+  }
+  {
+    auto admin = v1::ProjectionAdminService::NewStub(server.Channel());
+    grpc::ClientContext context;
+    SendTrace(&context, audited);
+    v1::GetProjectionStatusRequest request;
+    request.set_app_code("logs");
+    v1::GetProjectionStatusResponse response;
+    EXPECT_TRUE(admin->GetProjectionStatus(&context, request, &response).ok());
+  }
+  ASSERT_EQ(server.Terminate(), 0);
+
+  // Each line with a trace id, by it.
+  std::map<std::string, std::vector<google::protobuf::Struct>> by_trace;
+  int lines = 0;
+  int grpc_lines = 0;
+  for (const absl::string_view line : absl::StrSplit(server.log(), '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "warning: ")) continue;  // the environment check, before logging
+    google::protobuf::Struct json;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(std::string(line), &json).ok()) << line;
+    ++lines;
+    const auto& f = json.fields();
+    ASSERT_TRUE(f.contains("time") && f.contains("severity") && f.contains("message")) << line;
+    EXPECT_THAT(f.at("time").string_value(),
+                ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\\.[0-9]{3}Z"));
+    EXPECT_THAT(f.at("severity").string_value(),
+                ::testing::AnyOf("INFO", "WARNING", "ERROR", "FATAL"));
+    if (absl::StartsWith(f.at("message").string_value(), "grpc: ")) ++grpc_lines;
+    if (f.contains("trace_id")) by_trace[f.at("trace_id").string_value()].push_back(json);
+    if (f.contains("trace_ids")) {
+      for (const auto& id : f.at("trace_ids").list_value().values()) {
+        by_trace[id.string_value()].push_back(json);
+      }
+    }
+  }
+  EXPECT_GT(lines, 5);
+  EXPECT_GT(grpc_lines, 0) << "gRPC core's lines come through as JSON";
+  const auto message_of = [&](const std::string& trace, absl::string_view part) {
+    for (const google::protobuf::Struct& json : by_trace[trace]) {
+      if (absl::StrContains(json.fields().at("message").string_value(), part)) return json;
+    }
+    ADD_FAILURE() << "no line of trace " << trace << " says " << part;
+    return google::protobuf::Struct();
+  };
+  const google::protobuf::Struct access = message_of(refused, "call refused: INVALID_ARGUMENT");
+  EXPECT_EQ(access.fields().at("method").string_value(),
+            "/giftwall.v1.GiftWallService/GetGiftWall");
+  EXPECT_EQ(access.fields().at("app_code").string_value(), "logs");
+  const google::protobuf::Struct cap = message_of(capped, "is at its cap of 1 gifts");
+  EXPECT_EQ(cap.fields().at("traces").number_value(), 1);
+  EXPECT_EQ(cap.fields().at("event_ids").list_value().values(0).string_value(), "L2");
+  const google::protobuf::Struct audit = message_of(audited, "audit: caller=");
+  EXPECT_EQ(audit.fields().at("method").string_value(),
+            "/giftwall.v1.ProjectionAdminService/GetProjectionStatus");
+  EXPECT_TRUE(by_trace[projected].empty()) << "a call that went well leaves no line";
 }
 
 TEST(MigrateCommand, AppliesMigrationsAndIsSafeToRunTwice) {
