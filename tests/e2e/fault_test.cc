@@ -409,6 +409,59 @@ TEST(Faults, KillNineMidLoadThenRestartAndRedeliverWhatWasNotAckedIsExact) {
   ExpectExactWall(db, second, events);
 }
 
+// A relay with the service config OPERATIONS recommends (deploy/service-config.json, read as
+// it is): the calls in flight when its server is killed are retried, those made while no server
+// listens wait for one (waitForReady), and with a new server on the same address within 5 s
+// every call ends OK, with no code of the relay's own; the walls count each event once.
+TEST(Faults, TheRecommendedServiceConfigRidesOutAServerDownForFiveSeconds) {
+  testing::TestDatabase db;
+  const std::vector<OutboxEvent> events = MakeEvents(1200, 9);
+  WriteOutbox(db, events);
+  const std::vector<std::string> flags = {"--enable_admin", "--catchup_interval=0"};
+  auto server = std::make_unique<ServerProcess>(db.url(), flags);
+  ASSERT_TRUE(server->WaitReady()) << server->log();
+  const int port = server->port();
+  grpc::ChannelArguments args;
+  args.SetServiceConfigJSON(process::ReadFile(GIFTWALL_SOURCE_DIR "/deploy/service-config.json"));
+  const std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(server->address(), grpc::InsecureChannelCredentials(), args);
+  auto stub = v1::GiftWallService::NewStub(channel);
+
+  std::atomic<int> answered{0};
+  std::mutex failures_mu;
+  std::vector<std::string> failures;
+  std::vector<std::thread> relays;
+  for (int t = 0; t < 8; ++t) {
+    relays.emplace_back([&, t] {
+      for (size_t i = static_cast<size_t>(t); i < events.size(); i += 8) {
+        grpc::ClientContext context;  // no deadline of its own: the service config's timeout
+        v1::ProjectMessageRequest request;
+        *request.mutable_message() = Message(kApp, events[i].id, events[i].payload, events[i].at);
+        v1::ProjectMessageResponse response;
+        const grpc::Status s = stub->ProjectMessage(&context, request, &response);
+        if (!s.ok()) {
+          std::lock_guard<std::mutex> lock(failures_mu);
+          failures.push_back(
+              absl::StrCat(events[i].id, ": ", s.error_code(), " ", s.error_message()));
+        }
+        ++answered;
+      }
+    });
+  }
+  while (answered < 300) absl::SleepFor(absl::Milliseconds(5));
+  server->Kill();  // SIGKILL, with calls in flight
+  const int answered_at_kill = answered;
+  absl::SleepFor(absl::Seconds(3));
+  server = std::make_unique<ServerProcess>(db.url(), flags, std::vector<std::string>{}, port);
+  for (std::thread& t : relays) t.join();
+  EXPECT_TRUE(failures.empty()) << failures.size()
+                                << " call(s) failed, the first: " << failures.front() << "\n"
+                                << server->log();
+  EXPECT_LT(answered_at_kill, static_cast<int>(events.size())) << "the load outlived the kill";
+  ASSERT_TRUE(server->WaitReady()) << server->log();
+  ExpectExactWall(db, *server, events);
+}
+
 TEST(Faults, BadPayloadBurstGoesDeadIsListedAndRequeuedAfterTheFix) {
   testing::TestDatabase db;
   std::vector<OutboxEvent> events = MakeEvents(200, 5);

@@ -65,8 +65,8 @@ int RunCommand(const std::vector<std::string>& args, std::string* output) {
 }
 
 ServerProcess::ServerProcess(const std::string& mysql_url, std::vector<std::string> extra,
-                             std::vector<std::string> launcher)
-    : port_(process::FreePort()),
+                             std::vector<std::string> launcher, int port)
+    : port_(port != 0 ? port : process::FreePort()),
       log_(absl::StrCat(::testing::TempDir(), "/server-", port_, ".log")) {
   std::vector<std::string> args = std::move(launcher);
   for (std::string arg :

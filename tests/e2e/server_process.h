@@ -31,13 +31,15 @@ class ServerProcess {
  public:
   // `launcher`, if any, runs the server: its words come before the server's path (e.g. `env`
   // with variables, which execs the server in its own place, so pid() stays the server's).
+  // `port`: where it listens (0: a free port), e.g. a previous server's, to stand in for it.
   explicit ServerProcess(const std::string& mysql_url, std::vector<std::string> extra_flags = {},
-                         std::vector<std::string> launcher = {});
+                         std::vector<std::string> launcher = {}, int port = 0);
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   std::string address() const;
+  int port() const { return port_; }
   // A channel to the server: plaintext unless UseCredentials said otherwise.
   std::shared_ptr<grpc::Channel> Channel() const;
   // What Channel(), Health() and WaitReady() connect with from now on (a TLS server), and the
