@@ -17,8 +17,10 @@ import {
   overlayNames,
   podTemplates,
   kubectlUnavailable,
+  monitoringSettings,
   render,
   renderBase,
+  renderNamespace,
   renderWithKubectl,
   repoRoot,
 } from "./lib/render.mjs";
@@ -66,18 +68,41 @@ function restrictedViolations(spec) {
   return problems;
 }
 
+// The prometheus-operator's objects: a cluster without its CRDs refuses them.
+const operatorObjects = (objects) => objects.filter((o) => o.apiVersion.startsWith("monitoring.coreos.com/"));
+
+// GitHub's anchors of docs/OPERATIONS.md: each heading in lower case, without punctuation,
+// spaces as hyphens.
+function operationsAnchors() {
+  return new Set(
+    readFileSync(join(repoRoot, "docs/OPERATIONS.md"), "utf8")
+      .split("\n")
+      .filter((line) => /^#+ /.test(line))
+      .map((line) => line.replace(/^#+ /, "").trim().toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-")),
+  );
+}
+
 describe("the base", () => {
+  const objects = renderBase();
   test("leaves the image and the database to the overlays", () => {
-    const objects = renderBase();
     assert.equal(generatedConfigMap(objects, "giftwall").data.GIFTWALL_MYSQL_URL, undefined);
     const images = podTemplates(objects).flatMap(({ template }) => template.spec.containers.map((c) => c.image));
     assert.deepEqual([...new Set(images)], ["giftwall"]);
+  });
+
+  test("applies on a cluster without the prometheus-operator", () => {
+    assert.deepEqual(operatorObjects(objects).map((o) => o.kind), []);
+  });
+
+  test("holds no Namespace: deleting the service leaves the namespace and its secrets", () => {
+    assert.deepEqual(objects.filter((o) => o.kind === "Namespace"), []);
   });
 });
 
 for (const overlay of overlayNames()) {
   describe(`overlay ${overlay}`, () => {
     const objects = render(overlay);
+    const monitoring = monitoringSettings(overlay);
     const config = generatedConfigMap(objects, "giftwall").data;
     const server = find(objects, "Deployment", "giftwall");
     const serverPod = server.spec.template.spec;
@@ -239,7 +264,7 @@ for (const overlay of overlayNames()) {
       assert.ok(find(objects, "Service", "giftwall").spec.clusterIP === undefined);
     });
 
-    test("Prometheus scrapes every serving and admin pod once", () => {
+    test("Prometheus scrapes every serving and admin pod once", { skip: !monitoring && "no monitoring Component" }, () => {
       const monitor = find(objects, "ServiceMonitor", "giftwall");
       const scraped = objects.filter((o) => o.kind === "Service" && matches(monitor.spec.selector.matchLabels, o.metadata.labels));
       assert.deepEqual(scraped.map((s) => s.metadata.name).sort(), ["giftwall-admin", "giftwall-headless"]);
@@ -251,13 +276,34 @@ for (const overlay of overlayNames()) {
       assert.equal(portOf(config.GIFTWALL_METRICS_LISTEN), serverContainer.ports.find((p) => p.name === "metrics").containerPort);
     });
 
+    test("without the monitoring Component, applies on a cluster without the prometheus-operator", { skip: !!monitoring && "it includes the Component" }, () => {
+      assert.deepEqual(operatorObjects(objects).map((o) => o.kind), []);
+    });
+
+    test("the operator's default selectors pick the monitor and the rules, and Prometheus's namespace gets in", { skip: !monitoring && "no monitoring Component" }, () => {
+      // kube-prometheus-stack selects ServiceMonitors and PrometheusRules by its release label.
+      for (const object of operatorObjects(objects)) {
+        assert.equal(object.metadata.labels.release, monitoring.release, `${object.kind}/${object.metadata.name}`);
+      }
+      assert.ok(monitoring.release && monitoring.namespace, "the settings name a release and a namespace");
+      const metrics = find(objects, "NetworkPolicy", "giftwall-metrics");
+      assert.deepEqual(metrics.spec.ingress.map((rule) => rule.from), [
+        [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": monitoring.namespace } } }],
+      ]);
+      assert.equal(JSON.stringify(objects).includes("PROMETHEUS_NAMESPACE"), false);
+      assert.equal(JSON.stringify(objects).includes("RELEASE"), false);
+    });
+
     test("network policies shut every pod but to its callers, operators and Prometheus", () => {
       const policies = objects.filter((o) => o.kind === "NetworkPolicy");
       const deny = policies.find((p) => !p.spec.ingress);
       assert.ok(deny, "a default-deny policy");
+      const selects = (selector, labels) =>
+        matches(selector.matchLabels ?? {}, labels) &&
+        (selector.matchExpressions ?? []).every((e) => e.operator === "In" && e.values.includes(labels[e.key]));
       const allowedFrom = (labels) =>
         policies
-          .filter((p) => p.spec.ingress && matches(p.spec.podSelector.matchLabels, labels))
+          .filter((p) => p.spec.ingress && selects(p.spec.podSelector, labels))
           .flatMap((p) => p.spec.ingress.flatMap((rule) => rule.ports.map((port) => ({ port: port.port, from: rule.from }))));
       for (const { owner, template } of podTemplates(objects)) {
         assert.ok(matches(deny.spec.podSelector.matchLabels, template.metadata.labels), `${owner} not under the default deny`);
@@ -272,19 +318,24 @@ for (const overlay of overlayNames()) {
         }
         const grpc = rules.filter((r) => r.port === "grpc").flatMap((r) => r.from);
         assert.deepEqual(grpc, [{ namespaceSelector: {}, podSelector: { matchLabels: { [expected]: "true" } } }], owner);
+        // Prometheus's way in comes with the monitoring Component, from its namespace only.
         const metrics = rules.filter((r) => r.port === "metrics").flatMap((r) => r.from);
-        assert.equal(metrics.length, 1, owner);
-        assert.ok(metrics[0].namespaceSelector.matchLabels["kubernetes.io/metadata.name"], owner);
-        assert.equal(metrics[0].podSelector, undefined, owner);
+        assert.equal(metrics.length, monitoring ? 1 : 0, owner);
+        if (monitoring) {
+          assert.equal(metrics[0].namespaceSelector.matchLabels["kubernetes.io/metadata.name"], monitoring.namespace, owner);
+          assert.equal(metrics[0].podSelector, undefined, owner);
+        }
       }
     });
 
-    test("the alerts parse, and fire when they should (promtool)", () => {
+    test("the alerts parse, and fire when they should (promtool)", { skip: !monitoring && "no monitoring Component" }, () => {
       const rule = find(objects, "PrometheusRule", "giftwall");
       const dir = mkdtempSync(join(tmpdir(), "giftwall-alerts-"));
       try {
         writeFileSync(join(dir, "giftwall-rules.yaml"), stringify({ groups: rule.spec.groups }));
-        copyFileSync(join(repoRoot, "tests/deploy/alerts.test.yaml"), join(dir, "alerts.test.yaml"));
+        // The tests name the runbooks by the overlay's base URL.
+        const tests = readFileSync(join(repoRoot, "tests/deploy/alerts.test.yaml"), "utf8");
+        writeFileSync(join(dir, "alerts.test.yaml"), tests.replaceAll("RUNBOOKS", monitoring.runbook_base_url));
         for (const args of [["check", "rules", "giftwall-rules.yaml"], ["test", "rules", "alerts.test.yaml"]]) {
           const out = spawnSync("promtool", args, { cwd: dir, encoding: "utf8" });
           assert.equal(out.status, 0, `promtool ${args.join(" ")}:\n${out.stdout}${out.stderr}`);
@@ -294,20 +345,39 @@ for (const overlay of overlayNames()) {
       }
     });
 
-    test("every alert links to its section of docs/OPERATIONS.md", () => {
-      // GitHub's anchors: the heading in lower case, without punctuation, spaces as hyphens.
-      const anchors = new Set(
-        readFileSync(join(repoRoot, "docs/OPERATIONS.md"), "utf8")
-          .split("\n")
-          .filter((line) => /^#+ /.test(line))
-          .map((line) => line.replace(/^#+ /, "").trim().toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-")),
-      );
+    test("every alert is critical or warning and links to its section of docs/OPERATIONS.md", { skip: !monitoring && "no monitoring Component" }, () => {
+      const anchors = operationsAnchors();
+      const base = new URL(monitoring.runbook_base_url);
+      assert.equal(base.protocol, "https:");
+      assert.ok(base.pathname.endsWith("/docs/OPERATIONS.md"), base.pathname);
       const rules = find(objects, "PrometheusRule", "giftwall").spec.groups.flatMap((g) => g.rules);
-      for (const { alert, annotations } of rules.filter((r) => r.alert)) {
-        const [file, anchor] = annotations.runbook.split("#");
-        assert.equal(file, "docs/OPERATIONS.md", alert);
+      for (const { alert, labels, annotations } of rules.filter((r) => r.alert)) {
+        assert.ok(["critical", "warning"].includes(labels.severity), `${alert}: severity ${labels.severity}`);
+        const [url, anchor] = annotations.runbook_url.split("#");
+        assert.equal(url, monitoring.runbook_base_url, alert);
         assert.ok(anchors.has(anchor), `${alert}: docs/OPERATIONS.md has no heading #${anchor}`);
       }
+    });
+
+    test("an alert fires when the lag or the dead events stop being reported, after a scan handover", { skip: !monitoring && "no monitoring Component" }, () => {
+      const rules = find(objects, "PrometheusRule", "giftwall").spec.groups.flatMap((g) => g.rules);
+      // A handover: the scanning replica's lease runs out, and the next one reports within its
+      // status period.
+      const handover = durationSeconds(config.GIFTWALL_LEASE_DURATION ?? "30s") + durationSeconds(config.GIFTWALL_CATCHUP_STATUS_EVERY ?? "30s");
+      for (const series of ["giftwall_projection_lag_seconds", "giftwall_projection_dead_events"]) {
+        const absent = rules.find((r) => r.alert && r.expr.includes(`absent(${series})`));
+        assert.ok(absent, `no alert on absent(${series})`);
+        assert.ok(durationSeconds(absent.for) > 2 * handover, `${absent.alert}: for ${absent.for}, a handover takes up to ${handover}s`);
+      }
+    });
+
+    test("its namespace is restricted, and apart from it (kubectl delete -k keeps the secrets)", () => {
+      const namespaces = renderNamespace(overlay);
+      assert.deepEqual(namespaces.map((o) => `${o.kind}/${o.metadata.name}`), [`Namespace/${server.metadata.namespace}`]);
+      const labels = namespaces[0].metadata.labels;
+      assert.equal(labels["pod-security.kubernetes.io/enforce"], "restricted");
+      assert.equal(labels["pod-security.kubernetes.io/enforce-version"], "latest");
+      assert.deepEqual(objects.filter((o) => o.kind === "Namespace"), [], "the overlay would delete its namespace");
     });
   });
 }

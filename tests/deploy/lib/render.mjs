@@ -1,7 +1,7 @@
 // Renders deploy/k8s's overlays as `kubectl apply -k` would, and reads the rendered objects the
 // way Kubernetes does, for the checks of tests/deploy.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
@@ -68,6 +68,18 @@ export function render(overlay) {
 // The base's objects, rendered alone.
 export function renderBase() {
   return parse("base", build(join(repoRoot, "deploy/k8s/base")));
+}
+
+// The namespace kustomization of an overlay (deploy/k8s/namespaces/<overlay>).
+export function renderNamespace(overlay) {
+  return parse(`namespaces/${overlay}`, build(join(repoRoot, "deploy/k8s/namespaces", overlay)));
+}
+
+// The settings of the monitoring Component an overlay gives (its local-config ConfigMap
+// giftwall-monitoring), or null when it does not include the Component.
+export function monitoringSettings(overlay) {
+  const file = join(overlaysDir, overlay, "monitoring-settings.yaml");
+  return existsSync(file) ? parse(file, readFileSync(file, "utf8"))[0].data : null;
 }
 
 export function find(objects, kind, name) {
