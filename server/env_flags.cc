@@ -2,8 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
 
 #include "absl/flags/parse.h"
@@ -11,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/whole_file.h"
 
 extern char** environ;
 
@@ -50,11 +50,11 @@ std::vector<char*> ParseFlagsWithEnvironment(int argc, char** argv, absl::string
 
 absl::StatusOr<std::string> ReadFlagFile(absl::string_view flag, const std::string& path) {
   if (path.empty()) return std::string();
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
+  std::optional<std::string> contents = ReadWholeFile(path);
+  if (!contents.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
+  }
+  return *std::move(contents);
 }
 
 }  // namespace giftwall

@@ -3,22 +3,65 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "google/protobuf/stubs/logging.h"
 #include "grpc/support/log.h"
 
 namespace giftwall::logging {
 namespace {
 
-// `text` as a JSON string, quotes included. Bytes that are not UTF-8 pass as they are: glog's
-// messages are the server's own text, and the ids in them are escaped where they are written.
+// The length of the UTF-8 character `text` starts with (a lead byte of 0x80 or above), or 0 if
+// it does not start with one: a bad lead byte, a missing or bad continuation byte, an overlong
+// form, a surrogate or a code point past U+10FFFF.
+size_t Utf8Length(absl::string_view text) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(0);
+  size_t length = 0;
+  uint32_t cp = 0;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+    cp = lead & 0x1f;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    cp = lead & 0x0f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    cp = lead & 0x07;
+  } else {
+    return 0;
+  }
+  if (text.size() < length) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(k) & 0x3f);
+  }
+  const uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < smallest[length] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return length;
+}
+
+// `text` as a JSON string, quotes included, always valid UTF-8: a byte that is not part of a
+// UTF-8 character (gRPC core's lines, a caller's bytes in a message) becomes U+FFFD.
 std::string JsonString(absl::string_view text) {
   std::string out = "\"";
-  for (const char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const size_t length = Utf8Length(text.substr(i));
+      if (length == 0) {
+        out += "\\ufffd";
+      } else {
+        out.append(text.data() + i, length);
+        i += length - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         out += "\\\"";
@@ -103,13 +146,23 @@ class StderrSink final : public google::LogSink {
   absl::Mutex mu_;
 };
 
-// gRPC core's lines, into glog (and so into the same format).
+// gRPC core's lines, into glog (and so into the same format), as nobody's call: a core thread
+// may be between calls.
 void LogFromGrpc(gpr_log_func_args* args) {
-  const google::LogSeverity severity = args->severity == GPR_LOG_SEVERITY_ERROR ? google::GLOG_ERROR
-                                       : args->severity == GPR_LOG_SEVERITY_INFO
-                                           ? google::GLOG_INFO
-                                           : google::GLOG_INFO;  // DEBUG, shown as INFO
+  const ScopedLogContext none(nullptr);
+  const google::LogSeverity severity =
+      args->severity == GPR_LOG_SEVERITY_ERROR ? google::GLOG_ERROR : google::GLOG_INFO;
   google::LogMessage(args->file, args->line, severity).stream() << "grpc: " << args->message;
+}
+
+// protobuf's own lines (a string field that is not UTF-8, say), likewise.
+void LogFromProtobuf(google::protobuf::LogLevel level, const char* file, int line,
+                     const std::string& message) {
+  const google::LogSeverity severity =
+      level >= google::protobuf::LOGLEVEL_ERROR     ? google::GLOG_ERROR
+      : level == google::protobuf::LOGLEVEL_WARNING ? google::GLOG_WARNING
+                                                    : google::GLOG_INFO;
+  google::LogMessage(file, line, severity).stream() << "protobuf: " << message;
 }
 
 }  // namespace
@@ -160,6 +213,7 @@ void InitLogging(const char* argv0, LogFormat format) {
   static StderrSink* const sink = new StderrSink(format);  // for the process's life
   google::AddLogSink(sink);
   gpr_set_log_function(LogFromGrpc);
+  google::protobuf::SetLogHandler(LogFromProtobuf);
 }
 
 }  // namespace giftwall::logging

@@ -4,8 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "server/common/whole_file.h"
 
 namespace giftwall::metrics {
 namespace {
@@ -27,11 +27,9 @@ constexpr int kRss = 24;
 constexpr int kFirstAfterName = 3;
 
 absl::StatusOr<std::string> ReadWhole(const char* path) {
-  std::ifstream in(path);
-  if (!in) return absl::UnavailableError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::optional<std::string> text = ReadWholeFile(path);
+  if (!text.has_value()) return absl::UnavailableError(absl::StrCat("cannot read ", path));
+  return *std::move(text);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "server/transport/access_control.h"
 
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -9,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "grpc/grpc_security_constants.h"
+#include "server/common/whole_file.h"
 #include "server/transport/call_log.h"
 #include "server/transport/grpc_status.h"
 
@@ -16,11 +16,9 @@ namespace giftwall::transport {
 namespace {
 
 absl::StatusOr<std::string> ReadPolicyFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
+  std::optional<std::string> contents = ReadWholeFile(path);
+  if (!contents.has_value()) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
+  return *std::move(contents);
 }
 
 }  // namespace
@@ -195,7 +193,7 @@ class RefuseStrangers final : public grpc::AuthMetadataProcessor {
 
  private:
   AccessControl& access_;
-  RepeatLimiter refusals_{CallLog::kRefusalPeriod};
+  RepeatLimiter refusals_{CallLog::kRepeatPeriod};
 };
 
 }  // namespace

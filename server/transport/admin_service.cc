@@ -60,9 +60,13 @@ grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context, const Aud
 // few, and gRPC's threads must not block.
 class RebuildStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWallProgress> {
  public:
-  RebuildStream(worker::RebuildRunner& rebuilds, AuditEntry audit)
-      : rebuilds_(rebuilds), audit_(std::move(audit)) {
-    thread_ = std::thread([this] { Run(); });
+  RebuildStream(worker::RebuildRunner& rebuilds, AuditEntry audit,
+                std::shared_ptr<const CallContext> call)
+      : rebuilds_(rebuilds), audit_(std::move(audit)), call_(std::move(call)) {
+    thread_ = std::thread([this] {
+      const logging::ScopedLogContext scope(call_ != nullptr ? &call_->log : nullptr);
+      Run();
+    });
   }
 
   void OnWriteDone(bool ok) override {
@@ -137,6 +141,7 @@ class RebuildStream final : public grpc::ServerWriteReactor<v1::RebuildGiftWallP
 
   worker::RebuildRunner& rebuilds_;
   const AuditEntry audit_;
+  const std::shared_ptr<const CallContext> call_;  // its log context, for the stream's thread
   v1::RebuildGiftWallProgress message_;
   absl::Mutex mu_;
   bool write_pending_ ABSL_GUARDED_BY(mu_) = false;
@@ -459,7 +464,7 @@ grpc::ServerWriteReactor<v1::RebuildGiftWallProgress>* AdminService::RebuildGift
   if (grpc::Status s = Admit(*context, "RebuildGiftWall", request->app_code(), &audit); !s.ok()) {
     return new RejectedStream(std::move(s));
   }
-  return new RebuildStream(rebuilds_, std::move(audit));
+  return new RebuildStream(rebuilds_, std::move(audit), CallLog::Find(context));
 }
 
 grpc::ServerUnaryReactor* AdminService::SetAppSettings(grpc::CallbackServerContext* context,

@@ -5,9 +5,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "glog/logging.h"
 #include "google/protobuf/descriptor.h"
+#include "server/domain/text.h"
 #include "server/logging/trace_context.h"
 
 namespace giftwall::transport {
@@ -22,9 +22,12 @@ class Registry {
     absl::MutexLock lock(&mu_);
     calls_[context] = std::move(call);
   }
-  void Remove(const grpc::ServerContextBase* context) {
+  // Only `call`'s entry: a context's address may serve a new call by then.
+  void Remove(const grpc::ServerContextBase* context, const CallContext* call) {
     absl::MutexLock lock(&mu_);
-    calls_.erase(context);
+    if (auto it = calls_.find(context); it != calls_.end() && it->second.get() == call) {
+      calls_.erase(it);
+    }
   }
   std::shared_ptr<const CallContext> Find(const grpc::ServerContextBase* context) {
     absl::MutexLock lock(&mu_);
@@ -43,12 +46,15 @@ Registry& Calls() {
   return *registry;
 }
 
-// An id as a log line shows it: at most 128 bytes.
-std::string Shown(std::string id) {
+// An id as a log line shows it: at most 128 bytes, cut between characters.
+std::string Shown(const std::string& id) {
   constexpr size_t kMaxBytes = 128;
-  if (id.size() > kMaxBytes) id = absl::StrCat(id.substr(0, kMaxBytes), "...");
-  return id;
+  if (id.size() <= kMaxBytes) return id;
+  return absl::StrCat(domain::TruncateUtf8(id, kMaxBytes), "...");
 }
+
+// ProjectMessage and ProjectMessages: a failed one is a failed projection.
+constexpr absl::string_view kProjectMethods = "/giftwall.v1.GiftWallService/ProjectMessage";
 
 // The codes that answer a request refused as it stands (the caller's to change), as opposed to
 // a failure of the server or the database.
@@ -73,11 +79,16 @@ bool IsRefusal(grpc::StatusCode code) {
 }  // namespace
 
 LoggedMethod MethodForLog(absl::string_view path) {
-  // "/giftwall.v1.GiftWallService/ProjectMessage" -> "giftwall.v1.GiftWallService.ProjectMessage"
-  const std::string name =
-      absl::StrReplaceAll(path.substr(absl::StartsWith(path, "/") ? 1 : 0), {{"/", "."}});
-  if (google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(name) != nullptr) {
-    return LoggedMethod{std::string(path), true};
+  // Exactly "/<service's full name>/<method>", as gRPC routes it: no other spelling of it.
+  const size_t slash = path.rfind('/');
+  if (absl::StartsWith(path, "/") && slash != 0 && slash != absl::string_view::npos) {
+    const google::protobuf::ServiceDescriptor* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+            std::string(path.substr(1, slash - 1)));
+    if (service != nullptr &&
+        service->FindMethodByName(std::string(path.substr(slash + 1))) != nullptr) {
+      return LoggedMethod{std::string(path), true};
+    }
   }
   constexpr size_t kMaxBytes = 100;
   return LoggedMethod{absl::StrCat("unknown: ", absl::CEscape(path.substr(0, kMaxBytes)),
@@ -161,7 +172,7 @@ class CallLog::Interceptor final : public grpc::experimental::Interceptor {
         describe_request_(method_.known && absl::StartsWith(method_.name, "/giftwall.")) {}
 
   ~Interceptor() override {
-    if (published_) Calls().Remove(context_);
+    if (published_) Calls().Remove(context_, call_.get());
   }
 
   // The context is complete, and published to the handler's threads (through the registry's
@@ -252,22 +263,31 @@ void CallLog::LogAnswer(const CallContext& call, const grpc::Status& status) {
   const std::string code =
       absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
   const int64_t ms = absl::ToInt64Milliseconds(absl::Now() - call.start);
-  if (!IsRefusal(status.error_code())) {
-    LOG(WARNING) << "call failed: " << code << " after " << ms << " ms: " << status.error_message();
-    return;
-  }
+  const bool refused = IsRefusal(status.error_code());
+  // Every failed projection, and every INTERNAL, keeps its line: someone pages on those.
+  const bool always = !refused && (status.error_code() == grpc::StatusCode::INTERNAL ||
+                                   status.error_code() == grpc::StatusCode::DATA_LOSS ||
+                                   status.error_code() == grpc::StatusCode::UNKNOWN ||
+                                   absl::StartsWith(call.log.method, kProjectMethods));
   int64_t suppressed = 0;
-  // Every path no service declares counts as one method here: a caller chooses those.
-  const absl::string_view method =
-      absl::StartsWith(call.log.method, "unknown: ") ? "unknown" : call.log.method;
-  if (!refusals_.Allow(absl::StrCat(call.log.caller, " ", method, " ", code), absl::Now(),
-                       &suppressed)) {
-    return;
+  if (!always) {
+    // Every path no service declares counts as one method here: a caller chooses those.
+    const absl::string_view method =
+        absl::StartsWith(call.log.method, "unknown: ") ? "unknown" : call.log.method;
+    if (!repeats_.Allow(absl::StrCat(call.log.caller, " ", method, " ", code), absl::Now(),
+                        &suppressed)) {
+      return;
+    }
   }
-  LOG(INFO) << "call refused: " << code << " after " << ms << " ms: " << status.error_message()
-            << (suppressed > 0
-                    ? absl::StrCat(" (and ", suppressed, " like it from this caller not logged)")
-                    : "");
+  const std::string held_back =
+      suppressed > 0 ? absl::StrCat(" (and ", suppressed, " like it not logged)") : "";
+  if (refused) {
+    LOG(INFO) << "call refused: " << code << " after " << ms << " ms: " << status.error_message()
+              << held_back;
+  } else {
+    LOG(WARNING) << "call failed: " << code << " after " << ms << " ms: " << status.error_message()
+                 << held_back;
+  }
 }
 
 }  // namespace giftwall::transport

@@ -36,8 +36,9 @@ struct CallContext {
 logging::LogContext TraceOf(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata);
 
 // A method path ("/package.Service/Method") as logs show it, and whether the server's descriptors
-// declare it. A caller may send any path: one no service declares is shown escaped and cut to
-// 100 bytes, and repeated lines of such calls are bounded as one method.
+// declare it, spelled exactly as gRPC routes it. A caller may send any path: one no service
+// declares is shown escaped and cut to 100 bytes, and repeated lines of such calls are bounded as
+// one method.
 struct LoggedMethod {
   std::string name;
   bool known = false;
@@ -74,8 +75,8 @@ class CallLog {
  public:
   // `access` names each call's caller (null: none is named); it must outlive the CallLog.
   explicit CallLog(const AccessControl* access);
-  // How repeated refusals are bounded: one line per caller, method and code every 10 s.
-  static constexpr absl::Duration kRefusalPeriod = absl::Seconds(10);
+  // How repeated lines are bounded: one per caller, method and code every 10 s.
+  static constexpr absl::Duration kRepeatPeriod = absl::Seconds(10);
 
   // For grpc::ServerBuilder::experimental().SetInterceptorCreators, after any interceptor that
   // changes the answer's code. The factory refers to this object, which must outlive the server.
@@ -84,16 +85,17 @@ class CallLog {
   // The context of the call `context` serves; null for a call no CallLog interceptor saw.
   static std::shared_ptr<const CallContext> Find(const grpc::ServerContextBase* context);
 
-  // The access line of a call answered `status`: every failure (INTERNAL, UNAVAILABLE, a failed
-  // projection); refusals (bad arguments, unknown callers, missing rights, limits) at most once
-  // every 10 s per caller, method and code, with how many were held back.
+  // The access line of a call answered `status`: every failed projection and every INTERNAL
+  // (UNKNOWN, DATA_LOSS); other failures (a read's UNAVAILABLE, DEADLINE_EXCEEDED) and refusals
+  // (bad arguments, unknown callers, missing rights, limits) at most once every 10 s per caller,
+  // method and code, with how many were held back.
   void LogAnswer(const CallContext& call, const grpc::Status& status);
 
   class Interceptor;
 
  private:
   const AccessControl* const access_;
-  RepeatLimiter refusals_{kRefusalPeriod};
+  RepeatLimiter repeats_{kRepeatPeriod};
 };
 
 // Puts the call's context in scope on this thread (a handler's first line).

@@ -31,6 +31,18 @@ TEST(FormatLogLine, JsonHasTheLinesFieldsAndNothingUnknown) {
   EXPECT_EQ(Parse(line).fields().at("message").string_value(), "tab\there \"quoted\"\n\x01");
 }
 
+// A line is valid UTF-8 whatever bytes its message holds (gRPC core's, a caller's): a byte
+// that is not part of a character is U+FFFD.
+TEST(FormatLogLine, JsonIsValidUtf8WhateverTheBytes) {
+  const std::string line =
+      FormatLogLine(LogFormat::kJson, kTime, google::GLOG_INFO, "a.cc", 7, 42,
+                    "冠名 \xe5\x86 \xff \xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \x7f ok", nullptr);
+  EXPECT_THAT(line, HasSubstr(R"("message":"冠名 \ufffd\ufffd \ufffd \ufffd\ufffd)"));
+  EXPECT_EQ(Parse(line).fields().at("message").string_value(),
+            "冠名 \ufffd\ufffd \ufffd \ufffd\ufffd \ufffd\ufffd\ufffd "
+            "\ufffd\ufffd\ufffd\ufffd \x7f ok");
+}
+
 TEST(FormatLogLine, JsonNamesTheCallThatCausedTheLine) {
   LogContext call;
   call.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";

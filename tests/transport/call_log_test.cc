@@ -53,6 +53,15 @@ TEST(DescribeRequest, ReadsOneMessageAndPlainRequests) {
   ASSERT_EQ(log.event_ids.size(), 1u);
   EXPECT_EQ(log.event_ids[0], std::string(128, 'x') + "...") << "an id is cut to 128 bytes";
 
+  // Cut between characters: 43 three-byte characters are 129 bytes.
+  std::string chinese;
+  for (int i = 0; i < 43; ++i) chinese += "礼";
+  v1::ProjectMessageRequest cjk;
+  cjk.mutable_message()->set_event_id(chinese);
+  logging::LogContext cut;
+  DescribeRequest(cjk, &cut);
+  EXPECT_EQ(cut.event_ids[0], chinese.substr(0, 126) + "...");
+
   v1::GetGiftWallRequest wall;
   wall.set_app_code("yoyo");
   logging::LogContext read;
@@ -75,6 +84,12 @@ TEST(MethodForLog, NamesDeclaredMethodsAndBoundsTheRest) {
   EXPECT_TRUE(known.known);
   EXPECT_EQ(known.name, "/giftwall.v1.GiftWallService/ProjectMessage");
   EXPECT_TRUE(MethodForLog("/giftwall.v1.ProjectionAdminService/RunCatchUp").known);
+  // Only as gRPC routes it: another spelling of a method is a path no service declares.
+  for (const char* spelling :
+       {"/giftwall.v1/GiftWallService.ProjectMessage", "giftwall.v1.GiftWallService/ProjectMessage",
+        "/giftwall.v1.GiftWallService.ProjectMessage", "/giftwall.v1.GiftWallService/", "/"}) {
+    EXPECT_FALSE(MethodForLog(spelling).known) << spelling;
+  }
   const LoggedMethod unknown = MethodForLog("/x.Y/" + std::string(4000, 'a') + "\n");
   EXPECT_FALSE(unknown.known);
   EXPECT_EQ(unknown.name, "unknown: /x.Y/" + std::string(95, 'a') + "...");
