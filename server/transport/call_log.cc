@@ -271,9 +271,10 @@ void CallLog::LogAnswer(const CallContext& call, const grpc::Status& status) {
                                    absl::StartsWith(call.log.method, kProjectMethods));
   int64_t suppressed = 0;
   if (!always) {
-    // Every path no service declares counts as one method here: a caller chooses those.
-    const absl::string_view method =
-        absl::StartsWith(call.log.method, "unknown: ") ? "unknown" : call.log.method;
+    // Every path no service declares counts as one method here: a caller chooses those. (Not a
+    // ?: of "unknown" and the std::string: that would be a temporary string the view outlives.)
+    absl::string_view method = call.log.method;
+    if (absl::StartsWith(method, "unknown: ")) method = "unknown";
     if (!repeats_.Allow(absl::StrCat(call.log.caller, " ", method, " ", code), absl::Now(),
                         &suppressed)) {
       return;
