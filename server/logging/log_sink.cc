@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+// protobuf 3.21 (Debian 12) declares SetLogHandler, its public hook for its own lines, here.
 #include "google/protobuf/stubs/logging.h"
 #include "grpc/support/log.h"
 
