@@ -14,14 +14,15 @@ GIFTWALL_PACKAGES=(
   mariadb-server mariadb-client tzdata
 )
 
-# What scripts/test needs besides: promtool (package prometheus) checks the alert rules, openssl
-# makes the TLS tests' certificates, Go runs the payload's differential test, clang and libFuzzer
-# fuzz the parsers, faketime runs a server with a skewed clock (DESIGN §2.9), galera-4,
-# mariadb-backup and socat run a Galera cluster (scripts/lib/galera.sh, for galera_test), and
-# tests/deploy runs on Node.js (nodejs and npm, unless the machine has its own npm already).
-GIFTWALL_TEST_PACKAGES=(prometheus openssl golang-go clang libfuzzer-14-dev faketime galera-4
-  mariadb-backup socat)
+# What the test suite needs besides: promtool (package prometheus) checks the alert rules, openssl
+# makes the TLS tests' certificates, Go runs the payload's differential test, faketime runs a
+# server with a skewed clock (DESIGN §2.9), and tests/deploy runs on Node.js (nodejs and npm,
+# unless the machine has its own npm already).
+GIFTWALL_TEST_PACKAGES=(prometheus openssl golang-go faketime)
 command -v npm >/dev/null || GIFTWALL_TEST_PACKAGES+=(nodejs npm)
+# What scripts/test --full needs on top: clang and libFuzzer fuzz the parsers (fuzz/run), and
+# galera-4, mariadb-backup and socat run a Galera cluster (scripts/lib/galera.sh, galera_test).
+GIFTWALL_FULL_TEST_PACKAGES=(clang libfuzzer-14-dev galera-4 mariadb-backup socat)
 
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
