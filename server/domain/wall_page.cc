@@ -68,15 +68,19 @@ WallSummary SummarizeWall(const std::vector<WallItem>& wall, const CatalogIndex*
 
 namespace {
 
+bool GiftIdLess(const WallItem& a, const WallItem& b) { return a.gift_id < b.gift_id; }
+
+// `items` must be in gift_id order (a snapshot's are): an item's index then breaks the sort's
+// ties, so that no comparison reads a gift id.
 std::vector<uint32_t> Order(const std::vector<WallItem>& items, WallSort sort) {
-  // The sort values are read once, not at every comparison; gift ids break ties.
   std::vector<std::pair<int64_t, uint32_t>> keyed(items.size());
-  for (uint32_t i = 0; i < keyed.size(); ++i) keyed[i] = {SortValue(items[i], sort), i};
   const bool descending = Descending(sort);
-  std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
-    if (a.first != b.first) return descending ? a.first > b.first : a.first < b.first;
-    return items[a.second].gift_id < items[b.second].gift_id;
-  });
+  for (uint32_t i = 0; i < keyed.size(); ++i) {
+    const int64_t value = SortValue(items[i], sort);
+    // Descending: ~value orders as -value would, without overflow at the int64 minimum.
+    keyed[i] = {descending ? ~value : value, i};
+  }
+  std::sort(keyed.begin(), keyed.end());
   std::vector<uint32_t> order(keyed.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = keyed[i].second;
   return order;
@@ -108,6 +112,10 @@ WallSnapshot SnapshotWall(std::vector<WallItem> wall, const std::vector<WallSort
     snapshot.catalog = std::move(catalog);
   }
   snapshot.summary = SummarizeWall(wall, snapshot.catalog.get());
+  // A wall is read in primary-key order, which is gift_id order: sorted only if it is not.
+  if (!std::is_sorted(wall.begin(), wall.end(), GiftIdLess)) {
+    std::sort(wall.begin(), wall.end(), GiftIdLess);
+  }
   snapshot.items = std::move(wall);
   for (WallSort sort : sorts) {
     std::vector<uint32_t>& order = snapshot.orders[static_cast<size_t>(sort)];

@@ -137,7 +137,7 @@ WallSummary SummarizeWall(const std::vector<WallItem>& wall, const CatalogIndex*
 // One read of a wall, for all the readers that asked for it: its summary, and its gifts in each
 // order one of them asked for.
 struct WallSnapshot {
-  std::vector<WallItem> items;  // lit, as read
+  std::vector<WallItem> items;  // lit, in gift_id order
   // The catalogue's on-sale gifts `items` lack, in catalogue order, if a reader asked for them:
   // the catalogue's unlit items.
   std::vector<const WallItem*> unlit;

@@ -14,7 +14,7 @@
 namespace giftwall::storage {
 namespace {
 
-// A gift of a wall, as readers see it; or (kRowKind 1) one of its anonymous senders.
+// A gift of a wall, as readers see it.
 enum WallItemColumn {
   kUserId,
   kGiftId,
@@ -31,7 +31,6 @@ enum WallItemColumn {
   kTopFirst,
   kTopLast,
   kFirstSender,
-  kRowKind,
 };
 constexpr ResultColumn kWallItemColumns[] = {
     {kUserId, "w.user_id"},
@@ -49,45 +48,44 @@ constexpr ResultColumn kWallItemColumns[] = {
     {kTopFirst, "w.top_sender_first_sent_at_ms"},
     {kTopLast, "w.top_sender_last_sent_at_ms"},
     {kFirstSender, "w.first_sender_user_id"},
-    {kRowKind, "0"},
 };
 static_assert(InPositionOrder(kWallItemColumns));
 
-// An anonymous sender of a gift of a wall (its all-time sender row, whatever period is read: the
-// safe side), in the wall rows' columns: user, gift and sender (in kTopUser).
+// An anonymous sender of a gift of a wall: its all-time sender row, whatever period is read (the
+// safe side).
+enum AnonymousSenderColumn { kAnonymousUser, kAnonymousGift, kAnonymousSender };
 constexpr ResultColumn kAnonymousSenderColumns[] = {
-    {kUserId, "s.user_id"}, {kGiftId, "s.gift_id"},
-    {kGiftCount, "0"},      {kTotalCoins, "0"},
-    {kFirstReceived, "0"},  {kLastReceived, "0"},
-    {kName, "''"},          {kIcon, "''"},
-    {kSenderCount, "0"},    {kTopUser, "s.sender_user_id"},
-    {kTopCount, "0"},       {kTopCoins, "0"},
-    {kTopFirst, "0"},       {kTopLast, "0"},
-    {kFirstSender, "0"},    {kRowKind, "1"},
+    {kAnonymousUser, "s.user_id"},
+    {kAnonymousGift, "s.gift_id"},
+    {kAnonymousSender, "s.sender_user_id"},
 };
 static_assert(InPositionOrder(kAnonymousSenderColumns));
 
 constexpr RowColumn kUserColumns[] = {{0, "j_user", "BIGINT"}};
 
-// Whole walls: a primary-key range per user; of one period, with `period`. Then, in the same
-// statement and snapshot, the walls' anonymous senders: a range of
-// idx_user_gift_wall_sender_anonymous per user, empty unless someone sent that wall a gift
-// anonymously.
+// Whole walls: a primary-key range per user; of one period, with `period`.
 std::string WallsSql(bool period) {
   return absl::StrCat("SELECT ", SelectList(kWallItemColumns), "\nFROM ", kRowsTable,
                       "\nSTRAIGHT_JOIN ", period ? "user_gift_wall_period" : "user_gift_wall",
                       " w ON w.app_code = ? AND w.user_id = jt.j_user",
-                      period ? " AND w.period_kind = ? AND w.period_key = ?" : "",
-                      "\nUNION ALL\nSELECT ", SelectList(kAnonymousSenderColumns), "\nFROM ",
-                      kRowsTable, R"sql(
-STRAIGHT_JOIN user_gift_wall_sender s FORCE INDEX (idx_user_gift_wall_sender_anonymous)
-  ON s.app_code = ? AND s.user_id = jt.j_user AND s.anonymous = 1)sql");
+                      period ? " AND w.period_kind = ? AND w.period_key = ?" : "");
 }
 
 const RowsSql& WallsSqlOf(bool period) {
   static const auto* const sqls =
       new RowsSql[2]{{kUserColumns, WallsSql(false)}, {kUserColumns, WallsSql(true)}};
   return sqls[period ? 1 : 0];
+}
+
+// The walls' anonymous senders: a range of idx_user_gift_wall_sender_anonymous per user, empty
+// unless someone sent that wall a gift anonymously, read from the index alone.
+const RowsSql& AnonymousSendersSql() {
+  static const auto* const sql = new RowsSql(
+      kUserColumns,
+      absl::StrCat("SELECT ", SelectList(kAnonymousSenderColumns), "\nFROM ", kRowsTable, R"sql(
+STRAIGHT_JOIN user_gift_wall_sender s FORCE INDEX (idx_user_gift_wall_sender_anonymous)
+  ON s.app_code = ? AND s.user_id = jt.j_user AND s.anonymous = 1)sql"));
+  return *sql;
 }
 
 domain::WallItem ReadWallItem(const SqlRow& row) {
@@ -284,6 +282,8 @@ absl::string_view SendersQuery(bool period, bool after) { return SendersSqlOf(pe
 
 const RowsSql& WallQuery(bool period) { return WallsSqlOf(period); }
 
+const RowsSql& AnonymousSendersQuery() { return AnonymousSendersSql(); }
+
 absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> WallRepository::ReadWalls(
     absl::string_view app_code, const std::optional<domain::Period>& period,
     absl::Span<const int64_t> user_ids) {
@@ -296,18 +296,21 @@ absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> WallRepository:
     params.emplace_back(domain::PeriodKindName(period->kind));
     params.emplace_back(period->key);
   }
-  params.emplace_back(&users);
-  params.emplace_back(app_code);
   ASSIGN_OR_RETURN(PooledConnection conn, pool_.Acquire());
+  RETURN_IF_ERROR(conn->Query(WallsSqlOf(period.has_value()), params, [&](const SqlRow& row) {
+    walls[row.Int(kUserId)].push_back(ReadWallItem(row));
+  }));
+  if (walls.empty()) return walls;
+  // Who sent anonymously, in a statement of its own (beside the walls' rows in a UNION ALL,
+  // MariaDB would copy every row of the walls into a temporary table first). A sender row's
+  // anonymous flag is sticky, so a flag the walls' snapshot saw is here too: this read can only
+  // mask more (a send that turned anonymous since), never less.
+  RowSet nonempty(kUserColumns);
+  for (const auto& [user, items] : walls) nonempty.Row().Int(0, user);
   absl::flat_hash_set<std::tuple<int64_t, std::string, int64_t>> anonymous;
-  absl::Status s = conn->Query(WallsSqlOf(period.has_value()), params, [&](const SqlRow& row) {
-    if (row.Int(kRowKind) == 0) {
-      walls[row.Int(kUserId)].push_back(ReadWallItem(row));
-    } else {
-      anonymous.emplace(row.Int(kUserId), row.Str(kGiftId), row.Int(kTopUser));
-    }
-  });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(conn->Query(AnonymousSendersSql(), {&nonempty, app_code}, [&](const SqlRow& row) {
+    anonymous.emplace(row.Int(kAnonymousUser), row.Str(kAnonymousGift), row.Int(kAnonymousSender));
+  }));
   if (anonymous.empty()) return walls;
   for (auto& [user, items] : walls) {
     domain::MarkHidden(items, [&, user = user](const std::string& gift, int64_t sender) {

@@ -67,6 +67,7 @@ absl::string_view SendersQuery(bool period, bool after_cursor);
 
 // The SQL of ReadWalls, ListSponsorHistory and the rank of ReadStanding, for the same reason.
 const RowsSql& WallQuery(bool period);
+const RowsSql& AnonymousSendersQuery();
 absl::string_view SponsorHistoryQuerySql(bool one_gift, bool after_cursor);
 absl::string_view SendersAheadQuery(bool period);
 const RowsSql& HiddenSendersQuery();
@@ -78,7 +79,7 @@ class WallRepository {
   // Every gift of each of the walls of `user_ids` (of one app; all-time, or of one period), in
   // one statement: one snapshot, a primary-key range per wall. Unordered within a wall; a user
   // without gifts has none. Each gift says whether its top and first sender sent it anonymously
-  // (DESIGN §2.18): the statement also reads the walls' anonymous senders, along their index.
+  // (DESIGN §2.18): a second statement reads the walls' anonymous senders, along their index.
   absl::StatusOr<std::map<int64_t, std::vector<domain::WallItem>>> ReadWalls(
       absl::string_view app_code, const std::optional<domain::Period>& period,
       absl::Span<const int64_t> user_ids);
